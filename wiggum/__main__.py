@@ -1,0 +1,69 @@
+"""Entry point and the one place where exceptions become exit codes."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import click
+
+from wiggum.errors import ConfigError, ExitStatus, WiggumError
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from wiggum.cli import cli
+
+    try:
+        result = cli.main(args=argv, prog_name="wiggum", standalone_mode=False)
+    except click.ClickException as exc:  # bad flag, unknown command, bad parameter
+        exc.show()
+        return int(ExitStatus.USAGE)
+    except (KeyboardInterrupt, click.Abort):
+        click.echo("\nwiggum: interrupted", err=True)
+        return int(ExitStatus.INTERRUPTED)
+    except WiggumError as exc:
+        _report(exc)
+        return int(exc.exit_status)
+    except Exception:  # a bug: keep the traceback out of the user's face, but keep it
+        log = _write_crash_log()
+        click.echo(f"wiggum: unexpected internal error; the traceback is in {log}", err=True)
+        click.echo("Please report it with that file attached.", err=True)
+        return int(ExitStatus.UNEXPECTED)
+    return int(result) if isinstance(result, int) else int(ExitStatus.OK)
+
+
+def _report(exc: WiggumError) -> None:
+    if isinstance(exc, ConfigError):
+        click.echo("wiggum: configuration error:", err=True)
+        for problem in exc.problems:
+            click.echo(f"  {problem}", err=True)
+        if exc.hint:
+            click.echo(exc.hint, err=True)
+        return
+    click.echo(f"wiggum: error: {exc}", err=True)
+
+
+def _write_crash_log() -> str:
+    import tempfile
+    import time
+    import traceback
+    from pathlib import Path
+
+    import platformdirs
+
+    text = traceback.format_exc()
+    name = time.strftime("crash-%Y%m%d-%H%M%S.log")
+    for folder in (platformdirs.user_log_path("wiggum"), Path(tempfile.gettempdir())):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / name
+            path.write_text(text, encoding="utf-8")
+            return str(path)
+        except OSError:
+            continue
+    sys.stderr.write(text)
+    return "(could not write a log; printed above)"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
