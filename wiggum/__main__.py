@@ -4,17 +4,27 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import click
-
-from wiggum.errors import ConfigError, ExitStatus, WiggumError
+if TYPE_CHECKING:
+    from wiggum.errors import WiggumError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args in (["--version"], ["-V"]):
+        # Answered before click is imported: scripts call this often and it needs no parser.
+        from wiggum import __version__
+
+        sys.stdout.write(f"wiggum, version {__version__}\n")
+        return 0
+    import click
+
     from wiggum.cli import cli
+    from wiggum.errors import ExitStatus, WiggumError
 
     try:
-        result = cli.main(args=argv, prog_name="wiggum", standalone_mode=False)
+        result = cli.main(args=args, prog_name="wiggum", standalone_mode=False)
     except click.ClickException as exc:  # bad flag, unknown command, bad parameter
         exc.show()
         return int(ExitStatus.USAGE)
@@ -33,6 +43,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _report(exc: WiggumError) -> None:
+    import click
+
+    from wiggum.errors import ConfigError
+
     if isinstance(exc, ConfigError):
         click.echo("wiggum: configuration error:", err=True)
         for problem in exc.problems:
