@@ -103,3 +103,80 @@ def config_validate(app: AppContext) -> int:
     set_here = sum(1 for s in loaded.sources.values() if s.kind == "project")
     click.echo(f"{loaded.project_file}: valid ({set_here} settings set, the rest default)")
     return 0
+
+
+@cli.group()
+def sandbox() -> None:
+    """Inspect and try the sandbox that `run` uses."""
+
+
+def _sandbox_overrides(app: AppContext, mode: str | None, no_network: bool) -> None:
+    from wiggum.config.layers import Override
+
+    if mode:
+        app.overrides.append(Override("sandbox.mode", mode, f"--mode {mode}"))
+        app.overrides.append(Override("sandbox.enabled", mode != "off", f"--mode {mode}"))
+    if no_network:
+        app.overrides.append(Override("sandbox.network", False, "--no-network"))
+
+
+_MODE_CHOICE = click.Choice(["auto", "bwrap", "sandbox-exec", "container", "off"])
+
+
+@sandbox.command("explain")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--mode", type=_MODE_CHOICE, help="Explain this backend instead of the configured.")
+@click.option("--no-network", is_flag=True, help="Explain the sandbox with network off.")
+@pass_app
+def sandbox_explain(app: AppContext, as_json: bool, mode: str | None, no_network: bool) -> int:
+    """Print the exact sandbox command `run` would use, and the policy in words.
+
+    Nothing is started. The agent's command is shown as `AGENT...`.
+    """
+    from wiggum.sandbox import explain
+    from wiggum.sandbox.engine import build_for
+    from wiggum.sandbox.host import agent_argv
+    from wiggum.sandbox.select import Failure, SandboxUnavailable, make_backend, resolve_mode
+
+    _sandbox_overrides(app, mode, no_network)
+    loaded = app.load()
+    preset, host, policy = build_for(loaded, app.environ)
+    sandbox_cfg = loaded.config.sandbox
+    resolved = resolve_mode(sandbox_cfg.mode, host.system) if sandbox_cfg.enabled else "off"
+    command = agent_argv(loaded.config, preset) or ("AGENT...",)
+    if resolved in ("off", "none"):
+        name, detail, argv, profile = "none", "unsandboxed", tuple(command), ""
+    else:
+        built = make_backend(resolved, policy, app.environ)
+        if isinstance(built, Failure):
+            raise SandboxUnavailable(built)
+        name, detail, profile = built.name, built.detail, built.profile
+        argv = built.wrap(command)
+    render = explain.render_json if as_json else explain.render_text
+    click.echo(render(name, detail, argv, policy, profile))
+    return 0
+
+
+@sandbox.command(
+    "exec", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False}
+)
+@click.option("--mode", type=_MODE_CHOICE, help="Use this backend instead of the configured.")
+@click.option("--no-network", is_flag=True, help="Turn the network off for this command.")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@pass_app
+def sandbox_exec(
+    app: AppContext, mode: str | None, no_network: bool, command: tuple[str, ...]
+) -> int:
+    """Run COMMAND in the same sandbox `run` would use; exit with its exit code.
+
+    \b
+    Example: wiggum sandbox exec -- cat ~/.ssh/id_ed25519
+    """
+    from wiggum.proc import run_foreground
+    from wiggum.sandbox.engine import prepare
+
+    _sandbox_overrides(app, mode, no_network)
+    prepared = prepare(app.load(), app.environ)
+    for warning in prepared.selection.warnings:
+        click.secho(f"wiggum: warning: {warning}", fg="yellow", err=True)
+    return run_foreground(prepared.selection.backend.launch(command))

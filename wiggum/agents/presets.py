@@ -1,0 +1,81 @@
+"""What each supported agent is: its command, its needs, and where it keeps its login.
+
+A preset is data. The sandbox policy reads `auth_paths` (writable, so OAuth tokens can be
+refreshed), `env` (variables passed through when set) and `requires_network`; the loop reads
+`argv`. `{prompt}` in `argv` is replaced by the prompt text; without it the prompt goes to
+the agent's standard input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class AgentPreset:
+    name: str
+    argv: tuple[str, ...]  # argv[0] is looked up on PATH
+    requires_network: bool
+    auth_paths: tuple[str, ...] = ()  # ~-relative files or folders the agent must write
+    env: tuple[str, ...] = ()  # variables the agent reads, passed in when set
+    summary: str = ""
+
+    @property
+    def binary(self) -> str:
+        return self.argv[0] if self.argv else ""
+
+
+PRESETS: dict[str, AgentPreset] = {
+    preset.name: preset
+    for preset in (
+        AgentPreset(
+            "claude",
+            # Permission prompts are skipped because the OS sandbox is the boundary.
+            ("claude", "-p", "--dangerously-skip-permissions", "--output-format", "text"),
+            requires_network=True,
+            auth_paths=("~/.claude", "~/.claude.json", "~/.config/claude"),
+            env=(
+                "ANTHROPIC_API_KEY",
+                "ANTHROPIC_AUTH_TOKEN",
+                "ANTHROPIC_BASE_URL",
+                "ANTHROPIC_MODEL",
+                "CLAUDE_CONFIG_DIR",
+                "CLAUDE_CODE_USE_BEDROCK",
+                "CLAUDE_CODE_USE_VERTEX",
+            ),
+            summary="Claude Code, headless (claude -p)",
+        ),
+        AgentPreset(
+            "codex",
+            # Codex's own sandbox is turned off: a sandbox nested in ours cannot start.
+            ("codex", "exec", "--dangerously-bypass-approvals-and-sandbox", "-"),
+            requires_network=True,
+            auth_paths=("~/.codex",),
+            env=("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME"),
+            summary="OpenAI Codex CLI (codex exec)",
+        ),
+        AgentPreset(
+            "opencode",
+            ("opencode", "run", "{prompt}"),
+            requires_network=True,
+            auth_paths=("~/.local/share/opencode", "~/.config/opencode", "~/.cache/opencode"),
+            env=("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "OPENCODE_CONFIG"),
+            summary="opencode (opencode run)",
+        ),
+        AgentPreset(
+            "gemini",
+            ("gemini", "--yolo", "--prompt", "{prompt}"),
+            requires_network=True,
+            auth_paths=("~/.gemini",),
+            env=("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT"),
+            summary="Gemini CLI (gemini --prompt)",
+        ),
+        AgentPreset(
+            "demo",
+            ("wiggum-demo-agent",),
+            requires_network=False,
+            summary="wiggum's built-in offline demo agent",
+        ),
+        AgentPreset("custom", (), requires_network=True, summary="any command (agent.command)"),
+    )
+}

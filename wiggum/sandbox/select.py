@@ -1,0 +1,230 @@
+"""Choosing a backend and proving it works here, before any agent process starts.
+
+"bwrap is on PATH" is never taken as "bwrap works": availability is decided by starting the
+real sandbox with the real flags and reading a marker back. An explicit request that cannot
+be met stops here with the reason and the fix, unless the user opted into running
+unsandboxed (`sandbox.required = false`), which then comes with a warning.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from wiggum.errors import WiggumError
+from wiggum.proc import Launch, remove_mount_points
+from wiggum.sandbox.bwrap import BwrapInfo, build_bwrap_argv, detect_bwrap
+from wiggum.sandbox.diagnose import diagnose_bwrap, read_userns_facts, strip_control
+from wiggum.sandbox.policy import Limits, Policy
+from wiggum.sandbox.seatbelt import SANDBOX_EXEC, build_sandbox_exec_argv, render_profile
+
+PROBE_MARKER = "wiggum-sandbox-probe-ok"
+PROBE_COMMAND = ("/bin/sh", "-c", f"echo {PROBE_MARKER}")
+PROBE_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why a backend cannot be used: `missing`, `cannot-start` or `unsupported`."""
+
+    backend: str
+    kind: str
+    summary: str
+    fix: str
+    detail: str = ""
+
+    def message(self) -> str:
+        lines = [f"the {self.backend} sandbox {self.summary}"]
+        if self.detail:
+            lines.append(f"  detail: {self.detail}")
+        lines.append(f"  fix: {self.fix}")
+        return "\n".join(lines)
+
+
+class SandboxUnavailable(WiggumError):
+    """A sandbox was required and none can start; raised before any agent process."""
+
+    def __init__(self, failure: Failure) -> None:
+        self.failure = failure
+        super().__init__(
+            failure.message()
+            + "\n  (to run without a sandbox anyway, set sandbox.required = false: not advised)"
+        )
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A ready-to-use backend: turns a command into a `Launch` under the policy."""
+
+    name: str
+    wrap: Callable[[Sequence[str]], tuple[str, ...]]
+    policy: Policy | None
+    detail: str = ""  # e.g. "bubblewrap 0.8.0"
+    mount_points: tuple[Path, ...] = ()
+    profile: str = ""  # the Seatbelt profile text, for `explain`
+
+    def launch(self, command: Sequence[str]) -> Launch:
+        cwd = self.policy.cwd if self.policy else Path.cwd()
+        limits = self.policy.limits if self.policy else Limits()
+        return Launch(self.wrap(command), cwd, limits, None, self.mount_points, self.name)
+
+
+@dataclass(frozen=True)
+class Selection:
+    backend: Backend
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def sandboxed(self) -> bool:
+        return self.backend.name != "none"
+
+
+def resolve_mode(mode: str, system: str) -> str:
+    """What `auto` means on this platform ("none" when nothing fits)."""
+    if mode != "auto":
+        return mode
+    return {"linux": "bwrap", "darwin": "sandbox-exec"}.get(system, "none")
+
+
+def unsandboxed(policy: Policy | None) -> Backend:
+    return Backend("none", tuple, policy)
+
+
+def make_backend(mode: str, policy: Policy, environ: Mapping[str, str]) -> Backend | Failure:
+    """Build the backend for `mode` without starting anything."""
+    if mode == "bwrap":
+        info = detect_bwrap(environ)
+        if info is None:
+            return Failure("bwrap", "missing", "is not installed", BWRAP_INSTALL)
+        return _bwrap_backend(policy, info)
+    if mode == "sandbox-exec":
+        if not Path(SANDBOX_EXEC).exists():
+            return Failure(
+                "sandbox-exec",
+                "missing",
+                f"is not available ({SANDBOX_EXEC} not found; it exists only on macOS)",
+                'Use sandbox.mode = "auto" (bwrap on Linux).',
+            )
+        profile = render_profile(policy)
+        return Backend(
+            "sandbox-exec",
+            lambda cmd: tuple(build_sandbox_exec_argv(profile, cmd)),
+            policy,
+            "Seatbelt",
+            profile=profile,
+        )
+    if mode == "container":
+        return Failure(
+            "container",
+            "unsupported",
+            "backend is not available in this version of wiggum",
+            'Use sandbox.mode = "auto" (bwrap on Linux, sandbox-exec on macOS).',
+        )
+    return Failure(
+        mode,
+        "unsupported",
+        "has no backend on this platform",
+        "Linux and macOS are supported; on Windows use WSL2 with bubblewrap.",
+    )
+
+
+BWRAP_INSTALL = (
+    "install bubblewrap: `sudo apt-get install bubblewrap` (Debian, Ubuntu), "
+    "`sudo dnf install bubblewrap` (Fedora), `sudo pacman -S bubblewrap` (Arch)"
+)
+
+
+def _bwrap_backend(policy: Policy, info: BwrapInfo) -> Backend:
+    return Backend(
+        "bwrap",
+        lambda cmd: tuple(build_bwrap_argv(policy, info, cmd)),
+        policy,
+        f"bubblewrap {info.version_text}",
+        mount_points=policy.masked_missing(),
+    )
+
+
+def probe(backend: Backend) -> Failure | None:
+    """Start the real sandbox with the real flags and check that a marker comes back."""
+    launch = backend.launch(PROBE_COMMAND)
+    try:
+        done = subprocess.run(
+            launch.argv,
+            cwd=launch.cwd,
+            capture_output=True,
+            text=True,
+            timeout=PROBE_TIMEOUT,
+            check=False,
+            start_new_session=True,
+        )
+    except subprocess.TimeoutExpired:
+        return Failure(
+            backend.name,
+            "cannot-start",
+            f"did not start within {PROBE_TIMEOUT:.0f} s",
+            "Run `wiggum doctor` to see why.",
+        )
+    except OSError as exc:
+        return Failure(
+            backend.name,
+            "cannot-start",
+            f"could not be run: {exc.strerror}",
+            "Check that it is installed correctly.",
+        )
+    finally:
+        remove_mount_points(launch.mount_points)
+    if done.returncode == 0 and PROBE_MARKER in done.stdout:
+        return None
+    stderr = strip_control(done.stderr).strip()
+    if backend.name == "bwrap":
+        diagnosis = diagnose_bwrap(stderr, read_userns_facts())
+        return Failure(
+            "bwrap",
+            "cannot-start",
+            f"cannot start here: {diagnosis.cause}",
+            diagnosis.fix,
+            stderr[:500],
+        )
+    return Failure(
+        backend.name,
+        "cannot-start",
+        "cannot start here",
+        "Run `wiggum doctor` to see why.",
+        stderr[:500],
+    )
+
+
+def select_backend(
+    *,
+    enabled: bool,
+    mode: str,
+    required: bool,
+    system: str,
+    policy: Policy,
+    environ: Mapping[str, str],
+    check: Callable[[Backend], Failure | None] = probe,
+) -> Selection:
+    """The backend `run` and `sandbox exec` will use, proven to start, or an error."""
+    if not enabled or mode == "off":
+        why = "sandbox.enabled = false" if not enabled else 'sandbox.mode = "off"'
+        return Selection(
+            unsandboxed(policy),
+            (f"the sandbox is off ({why}): the agent can read and change everything you can",),
+        )
+    resolved = resolve_mode(mode, system)
+    built = make_backend(resolved, policy, environ)
+    failure = built if isinstance(built, Failure) else check(built)
+    if failure is None and isinstance(built, Backend):
+        return Selection(built)
+    assert failure is not None
+    if required:
+        raise SandboxUnavailable(failure)
+    return Selection(
+        unsandboxed(policy),
+        (
+            f"RUNNING WITHOUT A SANDBOX: {failure.message()}\n  (sandbox.required = false "
+            "allowed this; the agent can read and change everything you can)",
+        ),
+    )
