@@ -42,6 +42,7 @@ def describe_policy(policy: Policy) -> dict[str, Any]:
         "home": f"{policy.home} is an empty folder except for the writable and read-only "
         "paths inside it",
         "environment": [name for name, _ in policy.env],
+        "skipped": [f"{p}  (does not exist: not mounted)" for p in policy.skipped],
         "limits": {
             "memory": policy.limits.memory,
             "processes": policy.limits.processes,
@@ -62,6 +63,7 @@ def render_text(
         ("read-only", "readOnly"),
         ("protected (read-only inside writable paths)", "protected"),
         ("hidden", "hidden"),
+        ("skipped", "skipped"),
     ):
         lines.append(f"{title}:")
         lines += [f"  {path}" for path in words[key]] or ["  (none)"]

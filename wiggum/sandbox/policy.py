@@ -23,7 +23,7 @@ PathKind = Literal["dir", "file", "missing", "other"]
 SYSTEM_DIRS_LINUX = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 SYSTEM_DIRS_DARWIN = (
     "/usr", "/bin", "/sbin", "/System", "/Library", "/Applications", "/opt", "/private/etc",
-    "/private/var/db", "/dev",
+    "/private/var/db",
 )  # fmt: skip
 # Files a shell runs at start-up: an agent that could write one would run code outside the
 # sandbox the next time the user opens a terminal. Existing ones in writable folders are kept
@@ -98,6 +98,7 @@ class Policy:
     # fresh one in its place.
     pinned: tuple[Path, ...] = ()
     scratch: Path | None = None  # a private temporary folder where /tmp cannot be private
+    skipped: tuple[Path, ...] = ()  # allowPaths / readOnlyPaths that do not exist
 
     def masked_missing(self) -> tuple[Path, ...]:
         """Paths masked although missing: bwrap leaves empty mount points for them."""
@@ -122,16 +123,16 @@ def build_policy(
     writable_paths = [project, *host.git_dirs]
     if host.scratch is not None:
         writable_paths.append(host.scratch)
-    writable_paths += [host.resolved[p] for p in sandbox.allow_paths]
-    writable_paths += [
-        host.resolved[p] for p in preset.auth_paths if host.kind(host.resolved[p]) != "missing"
-    ]
+    writable_paths += [host.resolved[p] for p in (*sandbox.allow_paths, *preset.auth_paths)]
     writable = _entries(writable_paths, host)
-    read_only = _entries(
-        [*(host.resolved[p] for p in sandbox.read_only_paths), *host.runtime_dirs],
-        host,
-        exclude=[e.path for e in writable],
+    read_paths = [*(host.resolved[p] for p in sandbox.read_only_paths), *host.runtime_dirs]
+    read_only = _entries(read_paths, host, exclude=[e.path for e in writable])
+    # A path that does not exist cannot be mounted; the user hears of it (explain, doctor).
+    wanted = {host.resolved[p] for p in (*sandbox.allow_paths, *sandbox.read_only_paths)}
+    skipped = tuple(
+        e.path for e in (*writable, *read_only) if e.kind == "missing" and e.path in wanted
     )
+    writable = tuple(e for e in writable if e.kind != "missing" or e.path == project)
     read_only = tuple(e for e in read_only if e.kind != "missing")
     _check_deny_paths(sandbox.deny_paths, host, project)
     roots = [e.path for e in writable]

@@ -91,9 +91,10 @@ def _rule(action: str, operations: str, filters: Sequence[str]) -> list[str]:
 
 
 def _ancestors(paths: Iterable[Path]) -> list[str]:
-    """Every folder above the given paths, so programs can walk down to them (stat, realpath,
+    """The links /tmp, /var, /etc themselves (a lookup through a link checks the link) and
+    every folder above the given paths, so programs can walk down to them (stat, realpath,
     getcwd) without being able to list or read anything else those folders hold."""
-    seen: dict[str, None] = {}
+    seen: dict[str, None] = dict.fromkeys(_PRIVATE_LINKS)
     for path in paths:
         for parent in reversed(PurePosixPath(canonical(path)).parents):
             if str(parent) != "/":
@@ -149,7 +150,7 @@ def render_profile(policy: Policy) -> str:
             *_rule(
                 "allow",
                 "file-read-metadata",
-                [*(_literal(p) for p in _PRIVATE_LINKS), *_ancestors(visible)],
+                _ancestors(visible),
             ),
         ],
         [
