@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from tests.sandbox.fakes import HOME, config, policy
 from tests.sandbox.golden import check_golden
-from wiggum.sandbox.policy import Policy
+from wiggum.sandbox.policy import PathKind, Policy
 from wiggum.sandbox.sbcheck import check_profile, parse
 from wiggum.sandbox.seatbelt import (
     SANDBOX_EXEC,
@@ -38,7 +38,9 @@ MAC_SYSTEM = {
 
 
 def mac_policy(
-    project: Path = MAC_PROJECT, extra: dict[Path, str] | None = None, **values: object
+    project: Path = MAC_PROJECT,
+    extra: dict[Path, PathKind] | None = None,
+    values: dict[str, object] | None = None,
 ) -> Policy:
     kinds = {
         **MAC_SYSTEM,
@@ -54,13 +56,13 @@ def mac_policy(
         project / ".wiggum": "dir",
     }
     return policy(
-        config(**values),
+        config(**(values or {})),
         system="darwin",
         home=MAC_HOME,
         project=project,
         kinds=kinds,
         scratch=SCRATCH,
-    )  # type: ignore[arg-type]
+    )
 
 
 def policy_strings(p: Policy) -> list[str]:
@@ -79,7 +81,7 @@ def test_golden_network_off_with_paths() -> None:
             MAC_HOME / ".config/gcloud": "dir",
             Path("/tmp/cache"): "dir",
         },
-        **{
+        values={
             "sandbox.network": False,
             "sandbox.readOnlyPaths": ("~/.config",),
             "sandbox.allowPaths": ("/tmp/cache",),
@@ -91,7 +93,7 @@ def test_golden_network_off_with_paths() -> None:
 
 PROFILES = {
     "default": lambda: mac_policy(),
-    "network off": lambda: mac_policy(**{"sandbox.network": False}),
+    "network off": lambda: mac_policy(values={"sandbox.network": False}),
     "quotes and spaces": lambda: mac_policy(MAC_HOME / 'code/my "quoted" app'),
     "backslash": lambda: mac_policy(MAC_HOME / "code/back\\slash"),
     "non-ascii": lambda: mac_policy(MAC_HOME / "code/プロジェクト/émoji-🚀"),
@@ -109,7 +111,10 @@ def test_structure_of_every_generated_profile(name: str) -> None:
 def test_hidden_and_protected_denials_come_after_allowances() -> None:
     p = mac_policy(
         extra={MAC_HOME / ".config": "dir", MAC_HOME / ".config/gcloud": "dir"},
-        **{"sandbox.readOnlyPaths": ("~/.config",), "sandbox.denyPaths": ("~/.config/gcloud",)},
+        values={
+            "sandbox.readOnlyPaths": ("~/.config",),
+            "sandbox.denyPaths": ("~/.config/gcloud",),
+        },
     )
     assert [e.path for e in p.hidden] == [MAC_HOME / ".config/gcloud"]
     forms = parse(render_profile(p))
@@ -121,7 +126,7 @@ def test_hidden_and_protected_denials_come_after_allowances() -> None:
 
 def test_network_rules_follow_policy() -> None:
     assert "(allow network*)" in render_profile(mac_policy())
-    assert "(allow network" not in render_profile(mac_policy(**{"sandbox.network": False}))
+    assert "(allow network" not in render_profile(mac_policy(values={"sandbox.network": False}))
 
 
 def test_paths_are_canonical() -> None:
@@ -129,7 +134,9 @@ def test_paths_are_canonical() -> None:
     assert canonical("/var/folders/a") == "/private/var/folders/a"
     assert canonical("/etc") == "/private/etc"
     assert canonical("/Users/ada/tmp") == "/Users/ada/tmp"
-    p = mac_policy(extra={Path("/tmp/cache"): "dir"}, **{"sandbox.allowPaths": ("/tmp/cache",)})
+    p = mac_policy(
+        extra={Path("/tmp/cache"): "dir"}, values={"sandbox.allowPaths": ("/tmp/cache",)}
+    )
     profile = render_profile(p)
     assert '(subpath "/private/tmp/cache")' in profile
     assert '"/tmp/cache"' not in profile

@@ -20,7 +20,12 @@ SYSCTLS = {
         ("user", "max_user_namespaces"),
     )
 }
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]|\x1b\[[0-?]*[ -/]*[@-~]")
+_CONTROL = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves, screen clearing
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: window titles, hyperlinks
+    r"|[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]"  # any other control character but \t and \n
+)
+_MOUNT_ERRORS = re.compile(r"Can't (mkdir|create file|find source path|bind mount)")
 _DENIALS = re.compile(
     r"(Permission denied|Operation not permitted|Read-only file system|"
     r"deny\(\d+\)|Sandbox: .* deny)",
@@ -144,6 +149,13 @@ def diagnose_bwrap(stderr: str, facts: UsernsFacts, *, setuid: bool = False) -> 
             "Check `sysctl user.max_user_namespaces` and, on Ubuntu, AppArmor's user "
             "namespace restriction; inside a container, run wiggum on the host instead. "
             "`wiggum doctor` shows the values it found.",
+        )
+    mount = next((line for line in text.splitlines() if _MOUNT_ERRORS.search(line)), None)
+    if mount:
+        return Diagnosis(
+            f"bwrap could not set up a mount: {mount.strip()}",
+            "Check that every path of the policy exists and belongs to you (run wiggum as the "
+            "owner of the project); `wiggum sandbox explain` lists the paths.",
         )
     if facts.container:
         return Diagnosis(

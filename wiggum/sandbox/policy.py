@@ -153,6 +153,7 @@ def build_policy(
         env=_environment(config, preset, host),
         pinned=_pinned([e.path for e in protected], roots),
         scratch=host.scratch,
+        skipped=skipped,
         limits=Limits(
             sandbox.limits.memory,
             sandbox.limits.processes,
