@@ -136,7 +136,7 @@ def fake_bwrap(folder: Path, stderr: str) -> dict[str, str]:
 def test_probe_runs_the_real_binary_and_diagnoses(tmp_path: Path, stderr: str, words: str) -> None:
     environ = fake_bwrap(tmp_path, stderr)
     built = make_backend("bwrap", policy(project=tmp_path), environ)
-    assert isinstance(built, Backend) and built.launch(["x"]).argv[0] == str(tmp_path / "bwrap")
+    assert isinstance(built, Backend) and str(tmp_path / "bwrap") in built.launch(["x"]).argv
     failure = probe(built)
     assert failure is not None and failure.kind == "cannot-start"
     assert words in failure.summary

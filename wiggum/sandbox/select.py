@@ -8,13 +8,14 @@ unsandboxed (`sandbox.required = false`), which then comes with a warning.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from wiggum.errors import WiggumError
-from wiggum.proc import Launch, remove_mount_points
+from wiggum.proc import Launch, capped, prlimit_argv, remove_mount_points
 from wiggum.sandbox.bwrap import BwrapInfo, build_bwrap_argv, detect_bwrap
 from wiggum.sandbox.diagnose import diagnose_bwrap, read_userns_facts, strip_control
 from wiggum.sandbox.policy import Limits, Policy
@@ -64,10 +65,11 @@ class Backend:
     detail: str = ""  # e.g. "bubblewrap 0.8.0"
     mount_points: tuple[Path, ...] = ()
     profile: str = ""  # the Seatbelt profile text, for `explain`
+    limits_in_argv: bool = False  # `wrap` already applies the limits (prlimit)
 
     def launch(self, command: Sequence[str]) -> Launch:
         cwd = self.policy.cwd if self.policy else Path.cwd()
-        limits = self.policy.limits if self.policy else Limits()
+        limits = self.policy.limits if self.policy and not self.limits_in_argv else Limits()
         return Launch(self.wrap(command), cwd, limits, None, self.mount_points, self.name)
 
 
@@ -98,7 +100,7 @@ def make_backend(mode: str, policy: Policy, environ: Mapping[str, str]) -> Backe
         info = detect_bwrap(environ)
         if info is None:
             return Failure("bwrap", "missing", "is not installed", BWRAP_INSTALL)
-        return _bwrap_backend(policy, info)
+        return _bwrap_backend(policy, info, shutil.which("prlimit", path=environ.get("PATH")))
     if mode == "sandbox-exec":
         if not Path(SANDBOX_EXEC).exists():
             return Failure(
@@ -136,13 +138,17 @@ BWRAP_INSTALL = (
 )
 
 
-def _bwrap_backend(policy: Policy, info: BwrapInfo) -> Backend:
+def _bwrap_backend(policy: Policy, info: BwrapInfo, prlimit: str | None) -> Backend:
+    # util-linux's prlimit is on every Linux with bwrap; without it, the spawner's
+    # preexec_fn sets the same limits.
+    prefix = prlimit_argv(capped(policy.limits), prlimit) if prlimit else []
     return Backend(
         "bwrap",
-        lambda cmd: tuple(build_bwrap_argv(policy, info, cmd)),
+        lambda cmd: (*prefix, *build_bwrap_argv(policy, info, cmd)),
         policy,
         f"bubblewrap {info.version_text}",
         mount_points=policy.masked_missing(),
+        limits_in_argv=prlimit is not None,
     )
 
 
