@@ -10,10 +10,10 @@ as an ordinary user.
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
-import sysconfig
 import threading
 import time
 import uuid
@@ -21,8 +21,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import click
+import platformdirs
 import pytest
 
+import wiggum
 from tests.sandbox.world import SECRET, SYSTEM_PYTHON, World, world
 from wiggum.sandbox.bwrap import detect_bwrap
 from wiggum.sandbox.select import SandboxUnavailable
@@ -377,17 +380,23 @@ def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
 
 
 def wiggum_command(world: World) -> list[str]:
-    """wiggum as `world.runner` can start it: the ordinary user cannot enter root's pyenv, so
-    it gets the system Python with this checkout and the venv's packages on the path."""
+    """wiggum as `world.runner` can start it: an ordinary user cannot enter root's pyenv (or a
+    checkout under /root), so it gets the system Python and a copy of what `sandbox exec`
+    imports, placed in the world."""
     if world.runner.uid is None:
         return [sys.executable, "-m", "wiggum"]
     return [SYSTEM_PYTHON, "-m", "wiggum"]
 
 
 def wiggum_env(world: World) -> dict[str, str]:
-    repo = Path(__file__).resolve().parents[2]
-    env = {**world.environ, "PYTHONPATH": f"{repo}:{sysconfig.get_paths()['purelib']}"}
-    return env
+    if world.runner.uid is None:
+        return {**world.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    lib = world.base / "pylib"
+    for module in (wiggum, click, platformdirs):
+        source = Path(module.__file__ or "").parent
+        shutil.copytree(source, lib / source.name, dirs_exist_ok=True)
+    world.runner.chown(lib)
+    return {**world.environ, "PYTHONPATH": str(lib)}
 
 
 # --- what must keep working ----------------------------------------------------------------
