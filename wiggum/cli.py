@@ -180,3 +180,126 @@ def sandbox_exec(
     for warning in prepared.selection.warnings:
         click.secho(f"wiggum: warning: {warning}", fg="yellow", err=True)
     return run_foreground(prepared.selection.backend.launch(command))
+
+
+_SANDBOX_DEFAULT = "(configured)"
+# Kept in step with wiggum.config.schema.AGENT_PRESETS (a test checks), so that importing the
+# schema is not needed for `--help`.
+_PRESET_NAMES = ("claude", "codex", "opencode", "gemini", "demo", "custom")
+
+
+@cli.command("run")
+@click.option(
+    "--sandbox",
+    "sandbox_mode",
+    type=click.Choice([_SANDBOX_DEFAULT, "auto", "bwrap", "sandbox-exec", "container"]),
+    is_flag=False,
+    flag_value=_SANDBOX_DEFAULT,
+    default=None,
+    metavar="[=MODE]",
+    help="Require a sandbox (the configured mode, or MODE).",
+)
+@click.option("--no-sandbox", is_flag=True, help="Run the agent unsandboxed (with a warning).")
+@click.option("--no-network", is_flag=True, help="Turn the network off inside the sandbox.")
+@click.option("--max-iterations", type=click.IntRange(min=1), help="Stop after N iterations.")
+@click.option("--iteration-timeout", type=click.IntRange(min=0), help="Seconds per iteration.")
+@click.option("--agent", type=click.Choice(list(_PRESET_NAMES)), help="Use this agent preset.")
+@click.option("--dry-run", is_flag=True, help="Check everything and show the command; run nothing.")
+@click.option("--list", "list_runs", is_flag=True, help="List the recorded runs and exit.")
+@pass_app
+def run(
+    app: AppContext,
+    sandbox_mode: str | None,
+    no_sandbox: bool,
+    no_network: bool,
+    max_iterations: int | None,
+    iteration_timeout: int | None,
+    agent: str | None,
+    dry_run: bool,
+    list_runs: bool,
+) -> int:
+    """Run the agent in a loop, each iteration inside the sandbox, until it is done.
+
+    The loop stops when the agent prints the completion promise, after loop.maxIterations,
+    after loop.maxConsecutiveFailures failed iterations in a row, or on Ctrl-C (the agent is
+    stopped and the run record kept). Exit 0 when the agent completed, 1 otherwise.
+    """
+    from wiggum.config.layers import Override
+    from wiggum.errors import UsageError
+
+    if list_runs:
+        return _list_runs(app)
+    if sandbox_mode and no_sandbox:
+        raise UsageError("--sandbox and --no-sandbox contradict each other; pass one")
+    flags = app.overrides
+    if sandbox_mode:
+        flags.append(Override("sandbox.enabled", True, "--sandbox"))
+        if sandbox_mode != _SANDBOX_DEFAULT:
+            flags.append(Override("sandbox.mode", sandbox_mode, f"--sandbox={sandbox_mode}"))
+    if no_sandbox:
+        flags.append(Override("sandbox.enabled", False, "--no-sandbox"))
+    if no_network:
+        flags.append(Override("sandbox.network", False, "--no-network"))
+    if max_iterations is not None:
+        flags.append(Override("loop.maxIterations", max_iterations, "--max-iterations"))
+    if iteration_timeout is not None:
+        flags.append(Override("loop.iterationTimeout", iteration_timeout, "--iteration-timeout"))
+    if agent:
+        flags.append(Override("agent.preset", agent, "--agent"))
+    loaded = app.load(require_project=True)
+    if sandbox_mode and loaded.config.sandbox.mode == "off":
+        flags.append(Override("sandbox.mode", "auto", "--sandbox"))
+        loaded = app.load(require_project=True)
+    import sys
+
+    from wiggum.loop.runner import Console, run_loop
+
+    console = Console(
+        sys.stdout.buffer,
+        sys.stderr,
+        tty=sys.stdout.isatty() and sys.stderr.isatty() and "NO_COLOR" not in app.environ,
+    )
+    return run_loop(loaded, app.environ, console, dry_run=dry_run)
+
+
+def _list_runs(app: AppContext) -> int:
+    from wiggum.loop.records import list_runs
+
+    loaded = app.load(require_project=True)
+    runs = list_runs(loaded.project_root)
+    if not runs:
+        click.echo("no runs recorded yet")
+        return 0
+    click.echo(f"{'run':22} {'started':20} {'iterations':>10}  {'backend':12} stopped")
+    for rec in runs:
+        reason = rec.get("stopReason") or "(running or crashed)"
+        click.echo(
+            f"{rec.get('runId', '?'):22} {rec.get('startedAt', '?'):20} "
+            f"{len(rec.get('iterations', [])):>10}  {rec.get('backend', '?'):12} {reason}"
+        )
+    return 0
+
+
+@cli.command("logs")
+@click.argument("run_id", required=False, metavar="[RUN]")
+@click.option("--iteration", "-i", type=click.IntRange(min=1), help="Only this iteration's log.")
+@pass_app
+def logs(app: AppContext, run_id: str | None, iteration: int | None) -> int:
+    """Print the agent output of a run (the newest by default; a unique prefix of RUN works)."""
+    import sys
+
+    from wiggum.errors import UsageError
+    from wiggum.loop.records import find_run
+
+    loaded = app.load(require_project=True)
+    folder = find_run(loaded.project_root, run_id)
+    files = sorted(folder.glob("iteration-*.log"))
+    if iteration is not None:
+        files = [f for f in files if f.name == f"iteration-{iteration:03d}.log"]
+        if not files:
+            raise UsageError(f"run {folder.name} has no iteration {iteration}")
+    for path in files:
+        click.echo(f"==> {path} <==", err=True)
+        sys.stdout.buffer.write(path.read_bytes())
+        sys.stdout.buffer.flush()
+    return 0

@@ -175,6 +175,50 @@ def remove_mount_points(paths: Iterable[Path]) -> None:
                 path.unlink()
 
 
+def become_subreaper() -> bool:
+    """Linux: have orphaned descendants re-parented to this process instead of init.
+
+    An agent can start a child in a new session (`setsid`), which leaves its process group.
+    As a subreaper, wiggum still finds such children (they become its own) and stops them.
+    Inside bwrap this is not needed: the sandbox's PID namespace dies as a whole.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    pr_set_child_subreaper = 36
+    libc = ctypes.CDLL(None, use_errno=True)
+    return bool(libc.prctl(pr_set_child_subreaper, 1, 0, 0, 0) == 0)
+
+
+def descendants(root: int) -> list[int]:
+    """Every live process below `root`, read from /proc (Linux); [] elsewhere."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found: list[int] = []
+    queue = list(children.get(root, []))
+    while queue:
+        pid = queue.pop()
+        found.append(pid)
+        queue += children.get(pid, [])
+    return found
+
+
+def kill_processes(pids: Sequence[int]) -> None:
+    """SIGKILL the given processes, then reap those that are (or became) our children."""
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    for pid in pids:
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, 0)
+
+
 def run_foreground(launch: Launch) -> int:
     """Run a launch attached to this terminal's streams; used by `wiggum sandbox exec`.
 

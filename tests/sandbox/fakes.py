@@ -48,6 +48,7 @@ def host(
         *cfg.sandbox.read_only_paths,
         *cfg.sandbox.deny_paths,
         *agent.auth_paths,
+        *agent.read_only,
     }
     resolved = {p: _resolve(p, project, home) for p in raw}
     known: dict[Path, PathKind] = {

@@ -8,7 +8,11 @@ the agent's standard input.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
+from pathlib import Path
+
+DEMO_AGENT = Path(__file__).resolve().with_name("demo.py")
 
 
 @dataclass(frozen=True)
@@ -19,6 +23,8 @@ class AgentPreset:
     auth_paths: tuple[str, ...] = ()  # ~-relative files or folders the agent must write
     env: tuple[str, ...] = ()  # variables the agent reads, passed in when set
     summary: str = ""
+    read_only: tuple[str, ...] = ()  # absolute paths the agent needs to read
+    install_hint: str = ""
 
     @property
     def binary(self) -> str:
@@ -44,6 +50,8 @@ PRESETS: dict[str, AgentPreset] = {
                 "CLAUDE_CODE_USE_VERTEX",
             ),
             summary="Claude Code, headless (claude -p)",
+            install_hint="npm install -g @anthropic-ai/claude-code, then run `claude` once to "
+            "log in",
         ),
         AgentPreset(
             "codex",
@@ -53,6 +61,7 @@ PRESETS: dict[str, AgentPreset] = {
             auth_paths=("~/.codex",),
             env=("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME"),
             summary="OpenAI Codex CLI (codex exec)",
+            install_hint="npm install -g @openai/codex, then `codex login`",
         ),
         AgentPreset(
             "opencode",
@@ -61,6 +70,7 @@ PRESETS: dict[str, AgentPreset] = {
             auth_paths=("~/.local/share/opencode", "~/.config/opencode", "~/.cache/opencode"),
             env=("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "OPENCODE_CONFIG"),
             summary="opencode (opencode run)",
+            install_hint="npm install -g opencode-ai, then `opencode auth login`",
         ),
         AgentPreset(
             "gemini",
@@ -69,13 +79,22 @@ PRESETS: dict[str, AgentPreset] = {
             auth_paths=("~/.gemini",),
             env=("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT"),
             summary="Gemini CLI (gemini --prompt)",
+            install_hint="npm install -g @google/gemini-cli, then run `gemini` once to log in",
         ),
         AgentPreset(
             "demo",
-            ("wiggum-demo-agent",),
+            # This interpreter in isolated mode: the script needs only the standard library.
+            (sys.executable, "-I", str(DEMO_AGENT)),
             requires_network=False,
-            summary="wiggum's built-in offline demo agent",
+            summary="wiggum's built-in offline demo agent (ticks TODO.md items)",
+            read_only=(str(DEMO_AGENT.parent),),
         ),
-        AgentPreset("custom", (), requires_network=True, summary="any command (agent.command)"),
+        AgentPreset(
+            "custom",
+            (),
+            requires_network=True,
+            summary="any command (agent.command)",
+            install_hint="check agent.command in the project's config",
+        ),
     )
 }

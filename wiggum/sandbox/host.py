@@ -132,7 +132,7 @@ def collect_host(
     _remove_stale_masks(project)
     home = Path(os.path.realpath(home or Path(environ.get("HOME") or Path.home())))
     raw = {*config.sandbox.allow_paths, *config.sandbox.read_only_paths}
-    raw |= {*config.sandbox.deny_paths, *preset.auth_paths}
+    raw |= {*config.sandbox.deny_paths, *preset.auth_paths, *preset.read_only}
     resolved = {p: resolve_user_path(p, project, home) for p in raw}
     binary = find_binary(
         agent_argv(config, preset)[0] if agent_argv(config, preset) else "", environ

@@ -125,7 +125,8 @@ def build_policy(
         writable_paths.append(host.scratch)
     writable_paths += [host.resolved[p] for p in (*sandbox.allow_paths, *preset.auth_paths)]
     writable = _entries(writable_paths, host)
-    read_paths = [*(host.resolved[p] for p in sandbox.read_only_paths), *host.runtime_dirs]
+    read_paths = [host.resolved[p] for p in (*sandbox.read_only_paths, *preset.read_only)]
+    read_paths += host.runtime_dirs
     read_only = _entries(read_paths, host, exclude=[e.path for e in writable])
     # A path that does not exist cannot be mounted; the user hears of it (explain, doctor).
     wanted = {host.resolved[p] for p in (*sandbox.allow_paths, *sandbox.read_only_paths)}
