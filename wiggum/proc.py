@@ -194,12 +194,17 @@ def become_subreaper() -> bool:
 def descendants(root: int) -> list[int]:
     """Every live process below `root`, read from /proc (Linux); [] elsewhere."""
     children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
+    try:
+        entries = [name for name in os.listdir("/proc") if name.isdigit()]  # noqa: PTH208
+    except OSError:
+        return []
+    for name in entries:
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
+            with open(f"/proc/{name}/stat", "rb") as handle:  # noqa: PTH123 - hot path
+                fields = handle.read().rsplit(b")", 1)[1].split()
         except (OSError, IndexError):
             continue
-        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+        children.setdefault(int(fields[1]), []).append(int(name))
     found: list[int] = []
     queue = list(children.get(root, []))
     while queue:

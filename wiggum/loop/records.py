@@ -12,7 +12,7 @@ import os
 import secrets
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -63,18 +63,15 @@ class RunRecord:
     warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"version": RECORD_VERSION, **_camel(asdict(self))}
+        # Field by field rather than through asdict(): it is rewritten after every iteration.
+        head = {_camel(f.name): getattr(self, f.name) for f in fields(self)}
+        head["iterations"] = [
+            {_camel(f.name): getattr(i, f.name) for f in fields(i)} for i in self.iterations
+        ]
+        return {"version": RECORD_VERSION, **head}
 
 
-def _camel(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {_camel_key(k): _camel(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_camel(v) for v in value]
-    return value
-
-
-def _camel_key(key: str) -> str:
+def _camel(key: str) -> str:
     head, *rest = key.split("_")
     return head + "".join(part.capitalize() for part in rest)
 

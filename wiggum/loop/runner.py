@@ -8,6 +8,7 @@ start of the sandbox.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -54,7 +55,8 @@ from wiggum.sandbox.engine import Prepared, prepare
 from wiggum.sandbox.explain import redact_argv
 from wiggum.sandbox.host import agent_argv, find_binary
 
-CHUNK = 1 << 16
+CHUNK = 1 << 20
+PIPE_SIZE = 1 << 20  # fewer, larger reads for chatty agents (Linux F_SETPIPE_SZ)
 # What a sandbox prints when it could not start the agent at all (as opposed to the agent
 # failing): bwrap's own errors, and sandbox-exec's (which exits 65 or 71).
 SANDBOX_ERROR_PREFIXES = {"bwrap": b"bwrap: ", "sandbox-exec": b"sandbox-exec: "}
@@ -392,6 +394,8 @@ def _pump(
     """Copy output until the agent closes it; False if the deadline passed first."""
     assert process.stdout is not None
     fd = process.stdout.fileno()
+    with contextlib.suppress(OSError, AttributeError):  # Linux only; a hint, not a need
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
     with selectors.DefaultSelector() as selector:
         selector.register(fd, selectors.EVENT_READ)
         while True:

@@ -8,6 +8,7 @@ user's terminal. Colours and cursor movement (CSI) pass.
 
 from __future__ import annotations
 
+from collections import deque
 from typing import BinaryIO
 
 _STRING_INTRODUCERS = b"]P_^X"  # OSC, DCS, APC, PM, SOS after ESC
@@ -83,22 +84,44 @@ class OutputPump:
         self.quoted = {line.strip().encode() for line in prompt.splitlines() if promise in line}
         self.partial = b""
         self.promise_seen = False
-        self.tail = b""
+        self.recent: deque[bytes] = deque()
+        self.recent_bytes = 0
         self.bytes = 0
+
+    @property
+    def tail(self) -> bytes:
+        """The last bytes of the output (where a sandbox's or agent's errors are)."""
+        return b"".join(self.recent)[-_TAIL:]
 
     def feed(self, chunk: bytes) -> None:
         self.bytes += len(chunk)
         self.log.write(chunk)
         if self.terminal is not None:
             self.terminal.write(self.filter(chunk))
-        self.tail = (self.tail + chunk)[-_TAIL:]
-        if self.promise_seen:
-            return
-        data = self.partial + chunk
-        cut = data.rfind(b"\n")
-        if self.promise in data[: cut + 1]:
+        self._remember(chunk)
+        if not self.promise_seen:
+            self._watch(chunk)
+
+    def _remember(self, chunk: bytes) -> None:
+        self.recent.append(chunk)
+        self.recent_bytes += len(chunk)
+        while self.recent_bytes - len(self.recent[0]) >= _TAIL:
+            self.recent_bytes -= len(self.recent.popleft())
+
+    def _watch(self, chunk: bytes) -> None:
+        """Look for the promise on complete lines, touching only what is needed: most chunks
+        hold no promise, and then only the unfinished last line is kept."""
+        cut = chunk.rfind(b"\n")
+        edge = self.partial[-len(self.promise) :] + chunk[: len(self.promise)]
+        if self.promise in chunk or self.promise in edge:
+            data = self.partial + chunk
+            cut = data.rfind(b"\n")
             self._check_lines(data[: cut + 1].split(b"\n"))
-        self.partial = data[cut + 1 :][-_MAX_LINE:]
+            self.partial = data[cut + 1 :][-_MAX_LINE:]
+        elif cut < 0:
+            self.partial = (self.partial + chunk)[-_MAX_LINE:]
+        else:
+            self.partial = chunk[cut + 1 :]
 
     def finish(self) -> None:
         """The output ended: the last line may have no newline."""

@@ -1,0 +1,380 @@
+"""`wiggum run` as a user runs it: a real process, fake agents, the real sandbox."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import REPO
+
+HAS_BWRAP = shutil.which("bwrap") is not None
+needs_bwrap = pytest.mark.skipif(not HAS_BWRAP, reason="bubblewrap is not installed")
+PROMISE = "<promise>DONE</promise>"
+PROMPT = f"Do the work.\nWhen it is all done, print {PROMISE} on a line of its own.\n"
+
+
+@dataclass
+class Project:
+    root: Path
+    home: Path
+
+    def configure(self, script: str, *, sandbox: str = "", **loop: object) -> None:
+        settings = {
+            "completionPromise": PROMISE,
+            "maxIterations": 4,
+            "iterationTimeout": 30,
+            **loop,
+        }
+        lines = "\n".join(f"{key} = {json.dumps(value)}" for key, value in settings.items())
+        command = json.dumps(["/bin/sh", "-c", script])
+        (self.root / "ralph.toml").write_text(
+            f'[agent]\npreset = "custom"\ncommand = {command}\nrequiresNetwork = false\n'
+            f"[loop]\n{lines}\n"
+            f"[sandbox]\nnetwork = false\n{sandbox}\n"
+        )
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return {
+            "HOME": str(self.home),
+            "PATH": os.environ["PATH"],
+            "LANG": "C.UTF-8",
+            "PYTHONPATH": str(REPO),
+            **extra,
+        }
+
+    def wiggum(
+        self, *args: str, timeout: float = 60, **env: str
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "wiggum", "-C", str(self.root), *args],
+            capture_output=True,
+            text=True,
+            env=self.env(**env),
+            timeout=timeout,
+            check=False,
+        )
+
+    def record(self) -> dict[str, Any]:
+        (path,) = self.root.glob(".wiggum/runs/*/run.json")
+        data: dict[str, Any] = json.loads(path.read_text())
+        return data
+
+
+@pytest.fixture
+def project(tmp_path: Path, isolated_env: Path) -> Project:
+    root = tmp_path / "proj"
+    (root / ".ralph").mkdir(parents=True)
+    (root / ".ralph/PROMPT.md").write_text(PROMPT)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return Project(root, isolated_env)
+
+
+def sleeping(marker: str) -> bool:
+    return (
+        subprocess.run(
+            ["pgrep", "-f", f"sleep {marker}"], capture_output=True, check=False
+        ).returncode
+        == 0
+    )
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+COUNT_TO_3 = (
+    "n=$(cat count 2>/dev/null || echo 0); n=$((n+1)); echo $n > count; "
+    f"echo working $n; if [ $n -ge 3 ]; then echo '{PROMISE}'; fi"
+)
+
+
+@needs_bwrap
+def test_completion_promise_ends_the_run(project: Project) -> None:
+    project.configure(COUNT_TO_3)
+    done = project.wiggum("run")
+    assert done.returncode == 0, done.stderr
+    record = project.record()
+    assert record["stopReason"] == "completed"
+    assert [i["exitCode"] for i in record["iterations"]] == [0, 0, 0]
+    assert [i["promiseSeen"] for i in record["iterations"]] == [False, False, True]
+    assert record["backend"] == "bwrap" and record["network"] is False
+    assert (project.root / "count").read_text() == "3\n"  # the work happened in the project
+    log = (project.root / ".wiggum/runs" / record["runId"] / "iteration-002.log").read_text()
+    assert log == "working 2\n"
+    assert "working 3" in done.stdout and PROMISE in done.stdout
+
+
+@needs_bwrap
+def test_echoing_the_prompt_is_not_completion(project: Project) -> None:
+    project.configure("cat")  # prints the prompt, which mentions the promise
+    done = project.wiggum("run")
+    assert done.returncode == 1
+    record = project.record()
+    assert record["stopReason"] == "max-iterations"
+    assert len(record["iterations"]) == 4
+    assert PROMISE in done.stdout  # it was printed, and rightly ignored
+
+
+def test_prompt_as_argument(project: Project) -> None:
+    project.root.joinpath("ralph.toml").write_text(
+        '[agent]\npreset = "custom"\ncommand = ["/bin/echo", "{prompt}"]\n'
+        f'[loop]\ncompletionPromise = "{PROMISE}"\nmaxIterations = 2\n'
+        "[sandbox]\nenabled = false\n"
+    )
+    done = project.wiggum("run")
+    assert "Do the work." in done.stdout
+    assert project.record()["stopReason"] == "max-iterations"  # an echo, not a completion
+
+
+@needs_bwrap
+def test_consecutive_failures_stop_the_run(project: Project) -> None:
+    project.configure("echo trying; exit 3", maxConsecutiveFailures=2)
+    done = project.wiggum("run")
+    assert done.returncode == 1
+    record = project.record()
+    assert record["stopReason"] == "max-consecutive-failures"
+    assert [i["exitCode"] for i in record["iterations"]] == [3, 3]
+    assert "exited with 3 (2 failure(s) in a row)" in done.stderr
+
+
+@needs_bwrap
+def test_a_success_resets_the_failure_count(project: Project) -> None:
+    script = (
+        "n=$(cat count 2>/dev/null || echo 0); n=$((n+1)); echo $n > count; [ $((n % 2)) -eq 0 ]"
+    )
+    project.configure(script, maxConsecutiveFailures=2)
+    project.wiggum("run")
+    record = project.record()
+    assert record["stopReason"] == "max-iterations"
+    assert [i["exitCode"] for i in record["iterations"]] == [1, 0, 1, 0]
+
+
+@pytest.mark.parametrize("sandbox", [pytest.param("", marks=needs_bwrap), "enabled = false"])
+def test_timeout_stops_an_agent_that_ignores_term(project: Project, sandbox: str) -> None:
+    marker = f"{1000 + uuid.uuid4().int % 1000}"
+    project.configure(
+        f"trap '' TERM; echo start; sleep {marker}; echo never",
+        sandbox=sandbox,
+        maxIterations=1,
+        iterationTimeout=1,
+    )
+    began = time.monotonic()
+    done = project.wiggum("run")
+    assert done.returncode == 1
+    (iteration,) = project.record()["iterations"]
+    assert iteration["timedOut"] is True
+    assert time.monotonic() - began < 20
+    assert not sleeping(marker), "the agent survived its timeout"
+
+
+@pytest.mark.parametrize(
+    ("sandbox", "spawn"),
+    [
+        pytest.param("", "sleep {m} &", marks=needs_bwrap),
+        pytest.param("", "setsid sleep {m} &", marks=needs_bwrap),
+        ("enabled = false", "sleep {m} &"),
+        ("enabled = false", "setsid sleep {m} > /dev/null 2>&1 < /dev/null &"),
+    ],
+)
+def test_background_children_are_gone_after_the_run(
+    project: Project, sandbox: str, spawn: str
+) -> None:
+    marker = f"{2000 + uuid.uuid4().int % 1000}"
+    project.configure(spawn.format(m=marker) + f"\necho '{PROMISE}'", sandbox=sandbox)
+    done = project.wiggum("run")
+    assert done.returncode == 0, done.stderr
+    assert wait_for(lambda: not sleeping(marker), timeout=3), "a child outlived the run"
+
+
+def fake_bwrap(folder: Path) -> str:
+    folder.mkdir(exist_ok=True)
+    script = folder / "bwrap"
+    script.write_text(
+        "#!/bin/sh\n"
+        'case "$1" in --version) echo bubblewrap 0.8.0; exit 0;; '
+        "--help) echo --disable-userns; exit 0;; esac\n"
+        "echo 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"
+    )
+    script.chmod(0o755)
+    return f"{folder}:{os.environ['PATH']}"
+
+
+def test_required_sandbox_that_cannot_start_runs_nothing(project: Project, tmp_path: Path) -> None:
+    project.configure("touch started; echo hi")
+    done = project.wiggum("run", PATH=fake_bwrap(tmp_path / "bin"))
+    assert done.returncode == 1
+    assert "cannot start here" in done.stderr and "fix:" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (project.root / "started").exists()
+    assert not list(project.root.glob(".wiggum/runs/*"))
+
+
+def test_not_required_runs_unsandboxed_with_a_warning(project: Project, tmp_path: Path) -> None:
+    project.configure(f"touch started; echo '{PROMISE}'", sandbox="required = false")
+    done = project.wiggum("run", PATH=fake_bwrap(tmp_path / "bin"))
+    assert done.returncode == 0, done.stderr
+    assert "RUNNING WITHOUT A SANDBOX" in done.stderr
+    assert (project.root / "started").exists()
+    record = project.record()
+    assert record["backend"] == "none" and "RUNNING WITHOUT A SANDBOX" in record["warnings"][0]
+
+
+@needs_bwrap
+def test_sandbox_failure_mid_run_aborts_and_is_not_a_failed_iteration(
+    project: Project, tmp_path: Path
+) -> None:
+    project.configure("echo hi", maxConsecutiveFailures=5)
+    # A bwrap that passes the probe but then fails to start the agent.
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    real = shutil.which("bwrap")
+    (folder / "bwrap").write_text(
+        "#!/bin/sh\n"
+        f'for a in "$@"; do case "$a" in *wiggum-sandbox-probe-ok*) exec {real} "$@";; esac; '
+        "done\n"
+        f'case "$1" in --version|--help) exec {real} "$1";; esac\n'
+        'echo "bwrap: Can\'t mount tmpfs on /newroot/tmp: No space left on device" >&2\n'
+        "exit 1\n"
+    )
+    (folder / "bwrap").chmod(0o755)
+    done = project.wiggum("run", PATH=f"{folder}:{os.environ['PATH']}")
+    assert done.returncode == 1
+    record = project.record()
+    assert record["stopReason"] == "sandbox-failure"
+    assert len(record["iterations"]) == 1
+    assert "the sandbox failed to start the agent" in done.stderr
+
+
+def test_missing_agent_binary_stops_before_iteration_1(project: Project) -> None:
+    project.root.joinpath("ralph.toml").write_text('[agent]\npreset = "codex"\n')
+    done = project.wiggum("run", PATH="/usr/bin:/bin")
+    assert done.returncode == 1
+    assert "'codex' was not found on PATH" in done.stderr
+    assert "npm install -g @openai/codex" in done.stderr
+    assert not list(project.root.glob(".wiggum/runs/*"))
+
+
+def test_missing_prompt_file_is_a_clear_error(project: Project) -> None:
+    project.configure("echo hi")
+    (project.root / ".ralph/PROMPT.md").unlink()
+    done = project.wiggum("run")
+    assert done.returncode == 1 and "PROMPT.md does not exist" in done.stderr
+
+
+@needs_bwrap
+def test_one_run_per_project(project: Project) -> None:
+    project.configure("echo hi")
+    (project.root / ".wiggum").mkdir()
+    with (project.root / ".wiggum/run.lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        held.write("4242\n")
+        held.flush()
+        done = project.wiggum("run")
+    assert done.returncode == 1
+    assert "another wiggum run (pid 4242)" in done.stderr
+
+
+@needs_bwrap
+def test_dry_run_starts_no_agent(project: Project) -> None:
+    project.configure("touch started")
+    done = project.wiggum("run", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert "each iteration would run:" in done.stderr and "--unshare-net" in done.stderr
+    assert not (project.root / "started").exists()
+
+
+@needs_bwrap
+def test_checkpoint_commits_without_running_hooks(project: Project) -> None:
+    hook = project.root / ".git/hooks/pre-commit"
+    hook.write_text(f"#!/bin/sh\ntouch {project.root}/hook-ran\n")
+    hook.chmod(0o755)
+    project.configure(COUNT_TO_3, commit=True)
+    done = project.wiggum("run")
+    assert done.returncode == 0, done.stderr
+    log = subprocess.run(
+        ["git", "-C", str(project.root), "log", "--format=%s"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert len(log) == 3 and all(line.startswith("wiggum: checkpoint") for line in log)
+    assert not (project.root / "hook-ran").exists()
+    checkpoints = [i["checkpoint"] for i in project.record()["iterations"]]
+    assert all(checkpoints) and len(set(checkpoints)) == 3
+
+
+def test_interrupt_stops_everything_and_keeps_the_record(project: Project) -> None:
+    marker = f"{3000 + uuid.uuid4().int % 1000}"
+    sandbox = "" if HAS_BWRAP else "enabled = false"
+    project.configure(f"echo started; sleep {marker}", sandbox=sandbox)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "wiggum", "-C", str(project.root), "run"],
+        env=project.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert wait_for(lambda: sleeping(marker)), "the agent never started"
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=20)
+    finally:
+        process.kill()
+    assert process.returncode == 130, err
+    assert wait_for(lambda: not sleeping(marker), timeout=3), "the agent outlived wiggum"
+    record = project.record()
+    assert record["stopReason"] == "interrupted" and record["finishedAt"]
+    assert len(record["iterations"]) == 1
+    assert "interrupted" in err
+
+
+def test_sigterm_to_wiggum_is_an_interrupt(project: Project) -> None:
+    marker = f"{4000 + uuid.uuid4().int % 1000}"
+    project.configure(f"sleep {marker}", sandbox="enabled = false")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "wiggum", "-C", str(project.root), "run"],
+        env=project.env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert wait_for(lambda: sleeping(marker))
+        process.terminate()
+        process.communicate(timeout=20)
+    finally:
+        process.kill()
+    assert process.returncode == 130
+    assert wait_for(lambda: not sleeping(marker), timeout=3)
+    assert project.record()["stopReason"] == "interrupted"
+
+
+@needs_bwrap
+def test_run_list_and_logs(project: Project) -> None:
+    project.configure(COUNT_TO_3)
+    project.wiggum("run")
+    run_id = project.record()["runId"]
+    listing = project.wiggum("run", "--list")
+    assert run_id in listing.stdout and "completed" in listing.stdout
+    logs = project.wiggum("logs", run_id[:15], "--iteration", "2")
+    assert logs.returncode == 0 and logs.stdout == "working 2\n"
+    assert project.wiggum("logs", "--iteration", "9").returncode == 2
+    assert project.wiggum("logs", "nope").returncode == 2
