@@ -50,3 +50,36 @@ def test_the_two_format_examples_in_the_docs_agree(tmp_path: Path) -> None:
     from_toml = config_as_dict(load_config(tmp_path / "t", {}).config)
     assert from_toml == config_as_dict(load_config(tmp_path / "c", {}).config)
     assert from_toml["sandbox"]["limits"]["memory"] == 6 * 1024**3
+
+
+AGENTS_DOC = (REPO / "docs/agents.md").read_text(encoding="utf-8")
+
+
+def test_preset_lists_agree() -> None:
+    from wiggum.agents.presets import PRESETS
+    from wiggum.cli import _PRESET_NAMES
+    from wiggum.config.schema import AGENT_PRESETS
+
+    assert tuple(PRESETS) == AGENT_PRESETS == _PRESET_NAMES
+
+
+@pytest.mark.parametrize("name", ["claude", "codex", "opencode", "gemini"])
+def test_every_preset_is_documented_as_it_is(name: str) -> None:
+    from wiggum.agents.presets import PRESETS
+
+    preset = PRESETS[name]
+    row = next(line for line in AGENTS_DOC.splitlines() if line.startswith(f"| `{name}` |"))
+    assert f"`{' '.join(preset.argv)}`" in row
+    for path in preset.auth_paths:
+        assert f"`{path}`" in row
+    for var in preset.env:
+        assert f"`{var}`" in row
+    assert ("| yes |" in row) is preset.requires_network
+
+
+def test_stop_reasons_are_documented() -> None:
+    from wiggum.loop.runner import STOP_REASONS
+
+    run_doc = (REPO / "docs/run.md").read_text(encoding="utf-8")
+    for reason in STOP_REASONS:
+        assert f"| `{reason}` |" in run_doc

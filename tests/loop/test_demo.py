@@ -22,7 +22,10 @@ from tests.sandbox.world import SYSTEM_PYTHON, Runner, runners
 pytestmark = [pytest.mark.bwrap, pytest.mark.skipif(SKIP is not None, reason=SKIP or "")]
 
 TODO = "# Demo\n\n- [ ] parse the input\n- [ ] add tests\n- [x] already done\n- [ ] write docs\n"
-PROMPT = "Tick one item of TODO.md per iteration.\nWhen all are done, print <promise>COMPLETE</promise>\n"
+PROMPT = (
+    "Tick one item of TODO.md per iteration.\n"
+    "When all are done, print <promise>COMPLETE</promise>\n"
+)
 
 
 @pytest.fixture(params=runners(), ids=lambda r: r.name.replace(" ", "-"))

@@ -62,6 +62,17 @@ PIPE_SIZE = 1 << 20  # fewer, larger reads for chatty agents (Linux F_SETPIPE_SZ
 SANDBOX_ERROR_PREFIXES = {"bwrap": b"bwrap: ", "sandbox-exec": b"sandbox-exec: "}
 
 
+# Why a run stopped, as recorded in run.json (documented in docs/run.md).
+STOP_REASONS = {
+    "completed": "the agent printed the completion promise",
+    "max-iterations": "reached loop.maxIterations without the completion promise",
+    "max-consecutive-failures": "too many failed iterations in a row",
+    "interrupted": "interrupted",
+    "sandbox-failure": "the sandbox failed",
+    "prompt-missing": "the prompt file disappeared",
+}
+
+
 class AgentMissing(WiggumError):
     pass
 
@@ -432,16 +443,8 @@ def _leave_nothing_running(before: set[int]) -> None:
 
 def _summary(record: RunRecord, folder: Path, state: LoopState, console: Console) -> None:
     elapsed = time.monotonic() - state.started
-    reasons = {
-        "completed": "the agent printed the completion promise",
-        "max-iterations": "reached loop.maxIterations without the completion promise",
-        "max-consecutive-failures": "too many failed iterations in a row",
-        "interrupted": "interrupted",
-        "sandbox-failure": "the sandbox failed",
-        "prompt-missing": "the prompt file disappeared",
-    }
     console.say(
         f"run {record.run_id}: {len(record.iterations)} iteration(s) in "
-        f"{elapsed:.1f} s; stopped: {reasons.get(record.stop_reason or '', '?')}"
+        f"{elapsed:.1f} s; stopped: {STOP_REASONS.get(record.stop_reason or '', '?')}"
     )
     console.say(f"record and logs: {folder}  (`wiggum logs {record.run_id}`)")
