@@ -9,16 +9,21 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import click
+import platformdirs
 import pytest
 
+import wiggum
 from tests.conftest import REPO
+from tests.sandbox.world import SYSTEM_PYTHON, Runner, runners
 
 HAS_BWRAP = shutil.which("bwrap") is not None
 needs_bwrap = pytest.mark.skipif(not HAS_BWRAP, reason="bubblewrap is not installed")
@@ -28,8 +33,18 @@ PROMPT = f"Do the work.\nWhen it is all done, print {PROMISE} on a line of its o
 
 @dataclass
 class Project:
-    root: Path
-    home: Path
+    """A project in a fake home under /var/tmp, owned by whoever runs wiggum in the test."""
+
+    base: Path
+    runner: Runner
+
+    @property
+    def home(self) -> Path:
+        return self.base / "home"
+
+    @property
+    def root(self) -> Path:
+        return self.home / "proj"
 
     def configure(self, script: str, *, sandbox: str = "", **loop: object) -> None:
         settings = {
@@ -47,25 +62,43 @@ class Project:
         )
 
     def env(self, **extra: str) -> dict[str, str]:
+        if self.runner.uid is None:
+            path = str(REPO)
+        else:  # the ordinary user cannot read root's checkout or venv: use a copy
+            path = str(self.base / "pylib")
+            for module in (wiggum, click, platformdirs):
+                source = Path(module.__file__ or "").parent
+                shutil.copytree(source, self.base / "pylib" / source.name, dirs_exist_ok=True)
         return {
             "HOME": str(self.home),
             "PATH": os.environ["PATH"],
             "LANG": "C.UTF-8",
-            "PYTHONPATH": str(REPO),
+            "PYTHONPATH": path,
             **extra,
         }
+
+    def argv(self, *args: str) -> list[str]:
+        python = sys.executable if self.runner.uid is None else SYSTEM_PYTHON
+        return self.runner.wrap([python, "-m", "wiggum", "-C", str(self.root), *args])
 
     def wiggum(
         self, *args: str, timeout: float = 60, **env: str
     ) -> subprocess.CompletedProcess[str]:
+        environ = self.env(**env)
+        self.runner.chown(self.base)
         return subprocess.run(
-            [sys.executable, "-m", "wiggum", "-C", str(self.root), *args],
+            self.argv(*args),
             capture_output=True,
             text=True,
-            env=self.env(**env),
+            env=environ,
             timeout=timeout,
             check=False,
         )
+
+    def popen(self, *args: str, **kwargs: Any) -> subprocess.Popen[str]:
+        environ = self.env()
+        self.runner.chown(self.base)
+        return subprocess.Popen(self.argv(*args), env=environ, text=True, **kwargs)
 
     def record(self) -> dict[str, Any]:
         (path,) = self.root.glob(".wiggum/runs/*/run.json")
@@ -73,13 +106,16 @@ class Project:
         return data
 
 
-@pytest.fixture
-def project(tmp_path: Path, isolated_env: Path) -> Project:
-    root = tmp_path / "proj"
-    (root / ".ralph").mkdir(parents=True)
-    (root / ".ralph/PROMPT.md").write_text(PROMPT)
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    return Project(root, isolated_env)
+@pytest.fixture(params=runners(), ids=lambda r: r.name.replace(" ", "-"))
+def project(request: pytest.FixtureRequest) -> Iterator[Project]:
+    base = Path(tempfile.mkdtemp(prefix="wiggum-run-", dir="/var/tmp"))
+    base.chmod(0o755)
+    made = Project(base, request.param)
+    (made.root / ".ralph").mkdir(parents=True)
+    (made.root / ".ralph/PROMPT.md").write_text(PROMPT)
+    subprocess.run(["git", "init", "-q", str(made.root)], check=True)
+    yield made
+    shutil.rmtree(base, ignore_errors=True)
 
 
 def sleeping(marker: str) -> bool:
@@ -217,9 +253,9 @@ def fake_bwrap(folder: Path) -> str:
     return f"{folder}:{os.environ['PATH']}"
 
 
-def test_required_sandbox_that_cannot_start_runs_nothing(project: Project, tmp_path: Path) -> None:
+def test_required_sandbox_that_cannot_start_runs_nothing(project: Project) -> None:
     project.configure("touch started; echo hi")
-    done = project.wiggum("run", PATH=fake_bwrap(tmp_path / "bin"))
+    done = project.wiggum("run", PATH=fake_bwrap(project.base / "bin"))
     assert done.returncode == 1
     assert "cannot start here" in done.stderr and "fix:" in done.stderr
     assert "Traceback" not in done.stderr
@@ -227,9 +263,9 @@ def test_required_sandbox_that_cannot_start_runs_nothing(project: Project, tmp_p
     assert not list(project.root.glob(".wiggum/runs/*"))
 
 
-def test_not_required_runs_unsandboxed_with_a_warning(project: Project, tmp_path: Path) -> None:
+def test_not_required_runs_unsandboxed_with_a_warning(project: Project) -> None:
     project.configure(f"touch started; echo '{PROMISE}'", sandbox="required = false")
-    done = project.wiggum("run", PATH=fake_bwrap(tmp_path / "bin"))
+    done = project.wiggum("run", PATH=fake_bwrap(project.base / "bin"))
     assert done.returncode == 0, done.stderr
     assert "RUNNING WITHOUT A SANDBOX" in done.stderr
     assert (project.root / "started").exists()
@@ -238,12 +274,10 @@ def test_not_required_runs_unsandboxed_with_a_warning(project: Project, tmp_path
 
 
 @needs_bwrap
-def test_sandbox_failure_mid_run_aborts_and_is_not_a_failed_iteration(
-    project: Project, tmp_path: Path
-) -> None:
+def test_sandbox_failure_mid_run_aborts_and_is_not_a_failed_iteration(project: Project) -> None:
     project.configure("echo hi", maxConsecutiveFailures=5)
     # A bwrap that passes the probe but then fails to start the agent.
-    folder = tmp_path / "bin"
+    folder = project.base / "bin"
     folder.mkdir()
     real = shutil.which("bwrap")
     (folder / "bwrap").write_text(
@@ -310,7 +344,7 @@ def test_checkpoint_commits_without_running_hooks(project: Project) -> None:
     done = project.wiggum("run")
     assert done.returncode == 0, done.stderr
     log = subprocess.run(
-        ["git", "-C", str(project.root), "log", "--format=%s"],
+        ["git", "-c", "safe.directory=*", "-C", str(project.root), "log", "--format=%s"],
         capture_output=True,
         text=True,
         check=True,
@@ -325,13 +359,7 @@ def test_interrupt_stops_everything_and_keeps_the_record(project: Project) -> No
     marker = f"{3000 + uuid.uuid4().int % 1000}"
     sandbox = "" if HAS_BWRAP else "enabled = false"
     project.configure(f"echo started; sleep {marker}", sandbox=sandbox)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "wiggum", "-C", str(project.root), "run"],
-        env=project.env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = project.popen("run", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         assert wait_for(lambda: sleeping(marker)), "the agent never started"
         process.send_signal(signal.SIGINT)
@@ -349,13 +377,7 @@ def test_interrupt_stops_everything_and_keeps_the_record(project: Project) -> No
 def test_sigterm_to_wiggum_is_an_interrupt(project: Project) -> None:
     marker = f"{4000 + uuid.uuid4().int % 1000}"
     project.configure(f"sleep {marker}", sandbox="enabled = false")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "wiggum", "-C", str(project.root), "run"],
-        env=project.env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = project.popen("run", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         assert wait_for(lambda: sleeping(marker))
         process.terminate()
@@ -378,3 +400,55 @@ def test_run_list_and_logs(project: Project) -> None:
     assert logs.returncode == 0 and logs.stdout == "working 2\n"
     assert project.wiggum("logs", "--iteration", "9").returncode == 2
     assert project.wiggum("logs", "nope").returncode == 2
+
+
+def test_second_ctrl_c_does_not_wait_for_the_grace_period(project: Project) -> None:
+    marker = f"{5000 + uuid.uuid4().int % 1000}"
+    project.configure(f"trap '' TERM INT; sleep {marker}", sandbox="enabled = false")
+    process = project.popen("run", stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        assert wait_for(lambda: sleeping(marker))
+        process.send_signal(signal.SIGINT)
+        time.sleep(0.5)  # the agent ignores TERM: wiggum is now in its 5 s grace period
+        began = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=20)
+        assert time.monotonic() - began < 3
+    finally:
+        process.kill()
+    assert process.returncode == 130
+    assert wait_for(lambda: not sleeping(marker), timeout=3)
+    assert project.record()["stopReason"] == "interrupted"
+
+
+@needs_bwrap
+def test_status_line_on_a_terminal(project: Project) -> None:
+    import pty
+    import struct
+    import termios
+
+    project.configure(f"echo working; sleep 1.5; echo '{PROMISE}'")
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    environ = project.env(TERM="xterm")
+    project.runner.chown(project.base)
+    process = subprocess.Popen(
+        project.argv("run"), env=environ, stdin=slave, stdout=slave, stderr=slave
+    )
+    os.close(slave)
+    screen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: the other side is closed
+            break
+        if not chunk:
+            break
+        screen += chunk
+    process.wait(timeout=30)
+    os.close(master)
+    text = screen.decode(errors="replace")
+    assert process.returncode == 0, text
+    assert "\x1b[1;23r" in text  # rows 1-23 scroll, row 24 is the status line
+    assert "wiggum · iteration 1/4 · 0:00:0" in text and "sandbox bwrap · network off" in text
+    assert "working" in text and text.rstrip().count("\x1b[r") == 1  # reset at the end
