@@ -303,3 +303,49 @@ def logs(app: AppContext, run_id: str | None, iteration: int | None) -> int:
         sys.stdout.buffer.write(path.read_bytes())
         sys.stdout.buffer.flush()
     return 0
+
+
+_DOCTOR_GROUPS = (
+    "platform",
+    "config",
+    "agent",
+    "bwrap",
+    "sandbox-exec",
+    "container",
+    "paths",
+    "git",
+)
+
+
+@cli.command("doctor")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable report (see docs).")
+@click.option(
+    "--check",
+    "only",
+    multiple=True,
+    type=click.Choice(_DOCTOR_GROUPS),
+    help="Run only this group of checks (repeatable).",
+)
+@pass_app
+def doctor(app: AppContext, as_json: bool, only: tuple[str, ...]) -> int:
+    """Check, for real, whether `wiggum run` would start here, and say how to fix what is not.
+
+    Exit 0 when run would start (warnings allowed), 1 when it would not.
+    """
+    import sys
+
+    from wiggum.doctor.model import DoctorContext
+    from wiggum.doctor.render import render_json, render_text
+    from wiggum.doctor.report import run_doctor
+
+    ctx = DoctorContext(app.cwd, app.environ, list(app.overrides))
+    report = run_doctor(ctx, only)
+    if as_json:
+        click.echo(render_json(report))
+    else:
+        import shutil
+
+        color = sys.stdout.isatty() and "NO_COLOR" not in app.environ
+        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 100
+        click.echo(render_text(report, color=color, width=width), color=color)
+    return 0 if report.would_run else 1

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from wiggum.errors import WiggumError
-from wiggum.proc import Launch, capped, prlimit_argv, remove_mount_points
+from wiggum.proc import Launch, capped, prlimit_argv, remove_mount_points, start, stop
 from wiggum.sandbox.bwrap import BwrapInfo, build_bwrap_argv, detect_bwrap
 from wiggum.sandbox.diagnose import diagnose_bwrap, read_userns_facts, strip_control
 from wiggum.sandbox.policy import Limits, Policy
@@ -152,25 +152,12 @@ def _bwrap_backend(policy: Policy, info: BwrapInfo, prlimit: str | None) -> Back
     )
 
 
-def probe(backend: Backend) -> Failure | None:
+def probe(backend: Backend, timeout: float = PROBE_TIMEOUT) -> Failure | None:
     """Start the real sandbox with the real flags and check that a marker comes back."""
     launch = backend.launch(PROBE_COMMAND)
     try:
-        done = subprocess.run(
-            launch.argv,
-            cwd=launch.cwd,
-            capture_output=True,
-            text=True,
-            timeout=PROBE_TIMEOUT,
-            check=False,
-            start_new_session=True,
-        )
-    except subprocess.TimeoutExpired:
-        return Failure(
-            backend.name,
-            "cannot-start",
-            f"did not start within {PROBE_TIMEOUT:.0f} s",
-            "Run `wiggum doctor` to see why.",
+        process = start(
+            launch, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
     except OSError as exc:
         return Failure(
@@ -179,8 +166,22 @@ def probe(backend: Backend) -> Failure | None:
             f"could not be run: {exc.strerror}",
             "Check that it is installed correctly.",
         )
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        stop(process, grace=0.5)
+        process.communicate()
+        return Failure(
+            backend.name,
+            "cannot-start",
+            f"did not start within {timeout:g} s",
+            "Run `wiggum doctor` to see why.",
+        )
     finally:
         remove_mount_points(launch.mount_points)
+    done = subprocess.CompletedProcess(
+        launch.argv, process.returncode, out.decode(errors="replace"), err.decode(errors="replace")
+    )
     if done.returncode == 0 and PROBE_MARKER in done.stdout:
         return None
     stderr = strip_control(done.stderr).strip()
