@@ -29,9 +29,9 @@ def check_config_file(ctx: DoctorContext) -> Result:
 
 def check_config_valid(ctx: DoctorContext) -> Result:
     loaded = ctx.loaded
-    if isinstance(loaded, ConfigError) and not any(p.file for p in loaded.problems):
-        if _project_file(ctx) is None:  # e.g. "/" as the project: config.file says it all
-            return Result("config.valid", Status.SKIP, "no project file")
+    in_no_file = isinstance(loaded, ConfigError) and not any(p.file for p in loaded.problems)
+    if in_no_file and _project_file(ctx) is None:  # e.g. "/" as the project: see config.file
+        return Result("config.valid", Status.SKIP, "no project file")
     if isinstance(loaded, ConfigError):
         return Result(
             "config.valid",
