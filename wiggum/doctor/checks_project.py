@@ -109,12 +109,13 @@ def check_agent_binary(ctx: DoctorContext) -> Result:
 
 def check_agent_version(ctx: DoctorContext) -> Result:
     agent = _agent(ctx)
-    if agent is None or not agent[1] or ctx.which(agent[1][0]) is None:
+    binary = ctx.which(agent[1][0]) if agent and agent[1] else None
+    if agent is None or binary is None:
         return Result("agent.version", Status.SKIP, "no agent binary")
     name, argv = agent
     if name == "demo":
         return Result("agent.version", Status.OK, "built into wiggum")
-    ran = ctx.run([argv[0], "--version"], ctx.command_timeout)
+    ran = ctx.run([binary, "--version"], ctx.command_timeout)
     if ran.code is None:
         return Result(
             "agent.version",

@@ -85,6 +85,8 @@ def check_bwrap_probe(ctx: DoctorContext) -> Result:
     failure = probed(ctx, backend)
     if failure is None:
         return Result("bwrap.probe", Status.OK, "a sandbox started with run's flags and answered")
+    if not failure.detail:  # it hung, or could not be executed: nothing to diagnose from
+        return Result("bwrap.probe", Status.FAIL, f"bwrap {failure.summary}", fix=failure.fix)
     facts = read_userns_facts(ctx.read)
     diagnosis = diagnose_bwrap(failure.detail, facts, setuid=info.setuid)
     known = ", ".join(f"{name}={value}" for name, value in facts.sysctls.items())

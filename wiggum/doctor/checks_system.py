@@ -64,9 +64,10 @@ def check_engines(ctx: DoctorContext) -> Result:
     wanted = _container_mode(ctx)
     found = []
     for engine in ("podman", "docker"):
-        if ctx.which(engine) is None:
+        path = ctx.which(engine)
+        if path is None:
             continue
-        info = ctx.run([engine, "info", "--format", "{{json .}}"], ctx.command_timeout * 2)
+        info = ctx.run([path, "info", "--format", "{{json .}}"], ctx.command_timeout * 2)
         reachable = info.ok
         found.append(f"{engine} ({'reachable' if reachable else 'engine not reachable'})")
         if reachable:
@@ -113,10 +114,8 @@ def check_image(ctx: DoctorContext) -> Result:
         return Result("container.image", Status.SKIP, 'sandbox.mode is not "container"')
     image = ctx.loaded.config.sandbox.container.image
     for engine in ("podman", "docker"):
-        if (
-            ctx.which(engine)
-            and ctx.run([engine, "image", "inspect", image], ctx.command_timeout * 2).ok
-        ):
+        path = ctx.which(engine)
+        if path and ctx.run([path, "image", "inspect", image], ctx.command_timeout * 2).ok:
             return Result("container.image", Status.OK, f"{image} is present ({engine})")
     return Result(
         "container.image",

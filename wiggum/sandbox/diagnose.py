@@ -50,7 +50,9 @@ class Diagnosis:
 
 def read_userns_facts(read: Callable[[str], str | None] | None = None) -> UsernsFacts:
     read = read or _read_text
-    sysctls = {name: value for name, path in SYSCTLS.items() if (value := read(path)) is not None}
+    sysctls = {
+        name: value.strip() for name, path in SYSCTLS.items() if (value := read(path)) is not None
+    }
     return UsernsFacts(sysctls, detect_container(read))
 
 
