@@ -349,3 +349,81 @@ def doctor(app: AppContext, as_json: bool, only: tuple[str, ...]) -> int:
         width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 100
         click.echo(render_text(report, color=color, width=width), color=color)
     return 0 if report.would_run else 1
+
+
+@cli.command("init")
+@click.option("--yes", "-y", is_flag=True, help="Accept the defaults; ask nothing.")
+@click.option("--agent", type=click.Choice(list(_PRESET_NAMES)), help="Agent preset.")
+@click.option("--command", "agent_command", metavar="'CMD ARGS'", help="Command of a custom agent.")
+@click.option("--format", "fmt", type=click.Choice(["toml", "cjs"]), help="Config file format.")
+@click.option("--sandbox/--no-sandbox", default=None, help="Sandbox every iteration (default).")
+@click.option(
+    "--mode",
+    type=click.Choice(["auto", "bwrap", "sandbox-exec", "container", "off"]),
+    help="Sandbox backend.",
+)
+@click.option("--network/--no-network", default=None, help="Network inside the sandbox.")
+@click.option("--allow-path", multiple=True, help="Extra writable path (repeatable).")
+@click.option("--read-only-path", multiple=True, help="Extra read-only path (repeatable).")
+@click.option("--deny-path", multiple=True, help="Path to hide (repeatable; replaces defaults).")
+@click.option("--max-iterations", type=click.IntRange(min=1), help="Loop limit.")
+@click.option("--iteration-timeout", type=click.IntRange(min=0), help="Seconds per iteration.")
+@click.option("--force", is_flag=True, help="Overwrite files that exist and differ.")
+@click.option("--dry-run", is_flag=True, help="Show what would be written; write nothing.")
+@pass_app
+def init(
+    app: AppContext,
+    yes: bool,
+    agent: str | None,
+    agent_command: str | None,
+    fmt: str | None,
+    sandbox: bool | None,
+    mode: str | None,
+    network: bool | None,
+    allow_path: tuple[str, ...],
+    read_only_path: tuple[str, ...],
+    deny_path: tuple[str, ...],
+    max_iterations: int | None,
+    iteration_timeout: int | None,
+    force: bool,
+    dry_run: bool,
+) -> int:
+    """Set up a project: ralph.toml (or ralph.config.cjs), the prompt, ignore rules.
+
+    Asks on a terminal, with defaults detected here (agents on PATH, the sandbox that works,
+    your user config, the answers of a previous init). Never overwrites a file without
+    --force: it lists the files that differ and writes nothing.
+    """
+    import shlex
+    import sys
+
+    from wiggum.config.loader import user_config_path
+    from wiggum.scaffold.init import InitRequest, run_init
+
+    flags = {
+        "agent": agent,
+        "format": fmt,
+        "sandbox": sandbox,
+        "network": network,
+        "mode": mode,
+        "max_iterations": max_iterations,
+        "iteration_timeout": iteration_timeout,
+        "command": tuple(shlex.split(agent_command)) if agent_command else None,
+        "allow_paths": allow_path or None,
+        "read_only_paths": read_only_path or None,
+        "deny_paths": deny_path or None,
+    }
+    if sandbox is False and mode is None:
+        flags["mode"] = "off"
+    user_file, _explicit = user_config_path(app.environ)
+    request = InitRequest(
+        project=app.cwd,
+        environ=app.environ,
+        flags=flags,
+        yes=yes,
+        force=force,
+        dry_run=dry_run,
+        interactive=sys.stdin.isatty() and sys.stdout.isatty(),
+        user_config=user_file,
+    )
+    return run_init(request, click.echo)

@@ -80,6 +80,7 @@ def write_atomically(path: Path, text: str) -> None:
     """Replace `path` with `text` so that readers see the old or the new file, whole."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual permissions
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -89,6 +90,12 @@ def write_atomically(path: Path, text: str) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def save(record: RunRecord, folder: Path) -> None:
