@@ -147,7 +147,7 @@ def sandbox_explain(app: AppContext, as_json: bool, mode: str | None, no_network
     if resolved in ("off", "none"):
         name, detail, argv, profile = "none", "unsandboxed", tuple(command), ""
     else:
-        built = make_backend(resolved, policy, app.environ)
+        built = make_backend(resolved, policy, app.environ, sandbox_cfg.container)
         if isinstance(built, Failure):
             raise SandboxUnavailable(built)
         name, detail, profile = built.name, built.detail, built.profile

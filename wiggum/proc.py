@@ -34,6 +34,7 @@ class Launch:
     env: Mapping[str, str] | None = None  # None: inherit (bwrap clears it for the agent)
     mount_points: tuple[Path, ...] = ()  # empty masks bwrap may leave; removed afterwards
     backend: str = "none"
+    after: tuple[str, ...] = ()  # a command that cleans up after the launch (a container)
 
 
 def rlimits(limits: Limits) -> list[tuple[int, int]]:
@@ -224,6 +225,20 @@ def kill_processes(pids: Sequence[int]) -> None:
             os.waitpid(pid, 0)
 
 
+def finish(launch: Launch) -> None:
+    """Clean up what a finished launch may leave: mount points, a container."""
+    remove_mount_points(launch.mount_points)
+    if launch.after:
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            subprocess.run(
+                launch.after,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=60,
+                check=False,
+            )
+
+
 def run_foreground(launch: Launch) -> int:
     """Run a launch attached to this terminal's streams; used by `wiggum sandbox exec`.
 
@@ -239,7 +254,7 @@ def run_foreground(launch: Launch) -> int:
     finally:
         signal.signal(signal.SIGTERM, previous)
         _signal_group(process.pid, signal.SIGKILL)  # nothing of the launch outlives it
-        remove_mount_points(launch.mount_points)
+        finish(launch)
     return code if code >= 0 else 128 - code
 
 

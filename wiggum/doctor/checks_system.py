@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import platform
 import sys
+from pathlib import Path
 
 from wiggum.doctor.model import DoctorContext, Result, Status
 from wiggum.sandbox.diagnose import detect_container
@@ -112,7 +113,18 @@ def check_image(ctx: DoctorContext) -> Result:
 
     if not _container_mode(ctx) or not isinstance(ctx.loaded, LoadedConfig):
         return Result("container.image", Status.SKIP, 'sandbox.mode is not "container"')
-    image = ctx.loaded.config.sandbox.container.image
+    settings = ctx.loaded.config.sandbox.container
+    if settings.rootfs:
+        kind = "dir" if Path(settings.rootfs).is_dir() else "missing"
+        status = Status.OK if kind == "dir" else Status.FAIL
+        return Result(
+            "container.image",
+            status,
+            f"root filesystem {settings.rootfs} "
+            f"({'present' if kind == 'dir' else 'missing'}; no image needed)",
+            fix="" if kind == "dir" else "Fix sandbox.container.rootfs.",
+        )
+    image = settings.image
     for engine in ("podman", "docker"):
         path = ctx.which(engine)
         if path and ctx.run([path, "image", "inspect", image], ctx.command_timeout * 2).ok:

@@ -96,6 +96,7 @@ def selection(ctx: DoctorContext, results: Sequence[Result]) -> Result:
             policy=ctx.built[2],
             environ=ctx.environ,
             check=lambda backend: _probe(ctx, backend),
+            container=sandbox_cfg.container,
         )
     except WiggumError as exc:
         return Result(

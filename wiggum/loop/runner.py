@@ -45,8 +45,8 @@ from wiggum.proc import (
     Launch,
     become_subreaper,
     descendants,
+    finish,
     kill_processes,
-    remove_mount_points,
     start,
     stop,
 )
@@ -381,7 +381,7 @@ def run_agent(
         _drain(process, pump)
         pump.finish()
         _leave_nothing_running(before)
-        remove_mount_points(launch.mount_points)
+        finish(launch)
         if process.stdout:
             process.stdout.close()
     if outcome.exit_code is not None and outcome.exit_code < 0:

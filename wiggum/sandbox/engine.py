@@ -47,5 +47,6 @@ def prepare(
         policy=policy,
         environ=environ,
         check=check,
+        container=sandbox.container,
     )
     return Prepared(preset, host, policy, selection)

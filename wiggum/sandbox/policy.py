@@ -86,7 +86,7 @@ class Policy:
     network: bool
     system: tuple[Entry, ...]  # read-only system folders that exist
     system_links: tuple[tuple[Path, str], ...]
-    read_only: tuple[Entry, ...]
+    read_only: tuple[Entry, ...]  # readOnlyPaths and the agent's runtime
     writable: tuple[Entry, ...]  # the project first
     protected: tuple[Entry, ...]  # read-only although inside a writable path
     hidden: tuple[Entry, ...]  # not readable at all
@@ -126,7 +126,10 @@ def build_policy(
     writable_paths += [host.resolved[p] for p in (*sandbox.allow_paths, *preset.auth_paths)]
     writable = _entries(writable_paths, host)
     read_paths = [host.resolved[p] for p in (*sandbox.read_only_paths, *preset.read_only)]
-    read_paths += host.runtime_dirs
+    # Where the agent's binary lives, unless a system folder already shows it.
+    read_paths += [
+        d for d in host.runtime_dirs if not any(d.is_relative_to(s.path) for s in system)
+    ]
     read_only = _entries(read_paths, host, exclude=[e.path for e in writable])
     # A path that does not exist cannot be mounted; the user hears of it (explain, doctor).
     wanted = {host.resolved[p] for p in (*sandbox.allow_paths, *sandbox.read_only_paths)}

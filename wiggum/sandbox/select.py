@@ -8,15 +8,19 @@ unsandboxed (`sandbox.required = false`), which then comes with a warning.
 
 from __future__ import annotations
 
+import os
+import secrets
 import shutil
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from wiggum.config.schema import ContainerConfig
 from wiggum.errors import WiggumError
-from wiggum.proc import Launch, capped, prlimit_argv, remove_mount_points, start, stop
+from wiggum.proc import Launch, capped, finish, prlimit_argv, start, stop
 from wiggum.sandbox.bwrap import BwrapInfo, build_bwrap_argv, detect_bwrap
+from wiggum.sandbox.container import build_container_argv, cleanup_argv, detect_engine
 from wiggum.sandbox.diagnose import diagnose_bwrap, read_userns_facts, strip_control
 from wiggum.sandbox.policy import Limits, Policy
 from wiggum.sandbox.seatbelt import SANDBOX_EXEC, build_sandbox_exec_argv, render_profile
@@ -65,12 +69,15 @@ class Backend:
     detail: str = ""  # e.g. "bubblewrap 0.8.0"
     mount_points: tuple[Path, ...] = ()
     profile: str = ""  # the Seatbelt profile text, for `explain`
-    limits_in_argv: bool = False  # `wrap` already applies the limits (prlimit)
+    limits_in_argv: bool = False  # `wrap` already applies the limits (prlimit, engine flags)
+    cleanup: Callable[[Sequence[str]], tuple[str, ...]] | None = None  # argv -> clean-up argv
 
     def launch(self, command: Sequence[str]) -> Launch:
         cwd = self.policy.cwd if self.policy else Path.cwd()
         limits = self.policy.limits if self.policy and not self.limits_in_argv else Limits()
-        return Launch(self.wrap(command), cwd, limits, None, self.mount_points, self.name)
+        argv = self.wrap(command)
+        after = self.cleanup(argv) if self.cleanup else ()
+        return Launch(argv, cwd, limits, None, self.mount_points, self.name, after)
 
 
 @dataclass(frozen=True)
@@ -94,7 +101,12 @@ def unsandboxed(policy: Policy | None) -> Backend:
     return Backend("none", tuple, policy)
 
 
-def make_backend(mode: str, policy: Policy, environ: Mapping[str, str]) -> Backend | Failure:
+def make_backend(
+    mode: str,
+    policy: Policy,
+    environ: Mapping[str, str],
+    container: ContainerConfig | None = None,
+) -> Backend | Failure:
     """Build the backend for `mode` without starting anything."""
     if mode == "bwrap":
         info = detect_bwrap(environ)
@@ -118,12 +130,7 @@ def make_backend(mode: str, policy: Policy, environ: Mapping[str, str]) -> Backe
             profile=profile,
         )
     if mode == "container":
-        return Failure(
-            "container",
-            "unsupported",
-            "backend is not available in this version of wiggum",
-            'Use sandbox.mode = "auto" (bwrap on Linux, sandbox-exec on macOS).',
-        )
+        return _container_backend(policy, container or ContainerConfig(), environ)
     return Failure(
         mode,
         "unsupported",
@@ -149,6 +156,40 @@ def _bwrap_backend(policy: Policy, info: BwrapInfo, prlimit: str | None) -> Back
         f"bubblewrap {info.version_text}",
         mount_points=policy.masked_missing(),
         limits_in_argv=prlimit is not None,
+    )
+
+
+def _container_backend(
+    policy: Policy, settings: ContainerConfig, environ: Mapping[str, str]
+) -> Backend | Failure:
+    engine = detect_engine(settings.engine, environ)
+    if engine is None:
+        wanted = "podman or docker" if settings.engine == "auto" else settings.engine
+        return Failure(
+            "container",
+            "missing",
+            f"needs {wanted}, which is not installed",
+            "`sudo apt-get install podman` (and `runsc` for gVisor), or set "
+            "sandbox.container.engine.",
+        )
+
+    def wrap(command: Sequence[str]) -> tuple[str, ...]:
+        name = f"wiggum-{os.getpid()}-{secrets.token_hex(4)}"
+        return tuple(build_container_argv(policy, engine, settings, command, name=name))
+
+    def cleanup(argv: Sequence[str]) -> tuple[str, ...]:
+        return tuple(cleanup_argv(engine, argv[list(argv).index("--name") + 1]))
+
+    runtime = f", runtime {settings.runtime}" if settings.runtime else ""
+    base = f"rootfs {settings.rootfs}" if settings.rootfs else settings.image
+    return Backend(
+        "container",
+        wrap,
+        policy,
+        f"{engine.name}{runtime}, {base}",
+        mount_points=policy.masked_missing(),
+        limits_in_argv=True,
+        cleanup=cleanup,
     )
 
 
@@ -178,7 +219,7 @@ def probe(backend: Backend, timeout: float = PROBE_TIMEOUT) -> Failure | None:
             "Run `wiggum doctor` to see why.",
         )
     finally:
-        remove_mount_points(launch.mount_points)
+        finish(launch)
     done = subprocess.CompletedProcess(
         launch.argv, process.returncode, out.decode(errors="replace"), err.decode(errors="replace")
     )
@@ -212,6 +253,7 @@ def select_backend(
     policy: Policy,
     environ: Mapping[str, str],
     check: Callable[[Backend], Failure | None] = probe,
+    container: ContainerConfig | None = None,
 ) -> Selection:
     """The backend `run` and `sandbox exec` will use, proven to start, or an error."""
     if not enabled or mode == "off":
@@ -221,7 +263,7 @@ def select_backend(
             (f"the sandbox is off ({why}): the agent can read and change everything you can",),
         )
     resolved = resolve_mode(mode, system)
-    built = make_backend(resolved, policy, environ)
+    built = make_backend(resolved, policy, environ, container)
     failure = built if isinstance(built, Failure) else check(built)
     if failure is None and isinstance(built, Backend):
         return Selection(built)
