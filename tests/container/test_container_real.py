@@ -10,15 +10,13 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.sandbox.test_escape import ATTACKS, Attack, Listener, connect
+from tests.sandbox.test_escape import ATTACKS, Attack, Listener, attempt, connect
 from tests.sandbox.world import Runner, World
 
 CONFIG = """\
@@ -74,23 +72,7 @@ def containers() -> set[str]:
     "attack", [a for a in ATTACKS if a.name not in SKIPPED_ATTACKS], ids=lambda a: a.name
 )
 def test_attack_fails_in_the_container(world: World, attack: Attack) -> None:
-    token = uuid.uuid4().hex[:8]
-    script = attack.script.format(
-        project=world.project, home=world.home, sibling=world.sibling, token=token
-    )
-    outside = [
-        Path(f"/tmp/wiggum-pwned-{token}"),
-        Path(f"/etc/wiggum-pwned-{token}"),
-        Path(f"/usr/local/wiggum-pwned-{token}"),
-    ]
-    try:
-        inside = world.sh(script, sandboxed=True)
-        assert not attack.succeeded(world, inside.out, token), f"escaped: {inside}"
-        bare = world.sh(script, sandboxed=False)
-        assert attack.succeeded(world, bare.out, token), f"control arm failed: {bare}"
-    finally:
-        for path in outside:
-            path.unlink(missing_ok=True)
+    attempt(world, attack)
 
 
 def test_host_loopback_unreachable(world: World) -> None:
@@ -149,10 +131,10 @@ def test_no_container_left_after_an_interrupt(world: World) -> None:
     prepare_loop(world, "echo started; sleep 120")
     process = run(world, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 60
-        while containers() == before and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert containers() != before, "the container never started"
+        assert process.stdout is not None
+        line = process.stdout.readline()  # the agent's first line: its container is running
+        assert line.strip() == "started", (line, process.stderr.read() if process.stderr else "")
+        assert containers() != before
         process.send_signal(signal.SIGINT)
         process.communicate(timeout=60)
     finally:

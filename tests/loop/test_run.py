@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ import pytest
 
 import wiggum
 from tests.conftest import REPO
+from tests.helpers import sleeping, wait_for
 from tests.sandbox.world import SYSTEM_PYTHON, Runner, runners
 
 HAS_BWRAP = shutil.which("bwrap") is not None
@@ -116,24 +117,6 @@ def project(request: pytest.FixtureRequest) -> Iterator[Project]:
     subprocess.run(["git", "init", "-q", str(made.root)], check=True)
     yield made
     shutil.rmtree(base, ignore_errors=True)
-
-
-def sleeping(marker: str) -> bool:
-    return (
-        subprocess.run(
-            ["pgrep", "-f", f"sleep {marker}"], capture_output=True, check=False
-        ).returncode
-        == 0
-    )
-
-
-def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 COUNT_TO_3 = (

@@ -15,7 +15,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ import platformdirs
 import pytest
 
 import wiggum
+from tests.helpers import sleeping, wait_for
 from tests.sandbox.world import SECRET, SYSTEM_PYTHON, World, world
 from wiggum.sandbox.bwrap import detect_bwrap
 from wiggum.sandbox.select import SandboxUnavailable
@@ -154,17 +154,13 @@ ATTACKS = [
 ]
 
 
-@pytest.mark.parametrize("attack", ATTACKS, ids=lambda a: a.name)
-def test_attack_works_bare_and_fails_in_the_sandbox(world: World, attack: Attack) -> None:
+def attempt(world: World, attack: Attack) -> None:
+    """Run `attack` inside the sandbox (must fail) and bare (must succeed), judged on the host."""
     token = uuid.uuid4().hex[:8]
     script = attack.script.format(
         project=world.project, home=world.home, sibling=world.sibling, token=token
     )
-    outside = [
-        Path(f"/tmp/wiggum-pwned-{token}"),
-        Path(f"/etc/wiggum-pwned-{token}"),
-        Path(f"/usr/local/wiggum-pwned-{token}"),
-    ]
+    outside = [Path(f"{d}/wiggum-pwned-{token}") for d in ("/tmp", "/etc", "/usr/local")]
     try:
         inside = world.sh(script, sandboxed=True)
         assert not attack.succeeded(world, inside.out, token), (
@@ -183,6 +179,11 @@ def test_attack_works_bare_and_fails_in_the_sandbox(world: World, attack: Attack
     finally:
         for path in outside:
             path.unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize("attack", ATTACKS, ids=lambda a: a.name)
+def test_attack_works_bare_and_fails_in_the_sandbox(world: World, attack: Attack) -> None:
+    attempt(world, attack)
 
 
 # --- attacks that need a peer on the host --------------------------------------------------
@@ -363,20 +364,6 @@ def test_no_process_outlives_a_killed_wiggum(world: World, tmp_path: Path) -> No
         assert not wait_for(lambda: not sleeping(marker), timeout=1.0)
     finally:
         subprocess.run(["pkill", "-f", f"sleep {marker}"], check=False)
-
-
-def sleeping(marker: str) -> bool:
-    done = subprocess.run(["pgrep", "-f", f"^sleep {marker}$"], capture_output=True, check=False)
-    return done.returncode == 0
-
-
-def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def wiggum_command(world: World) -> list[str]:

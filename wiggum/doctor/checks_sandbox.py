@@ -40,7 +40,11 @@ def probed(ctx: DoctorContext, backend: Backend) -> Failure | None:
     key = f"probe:{backend.name}"
     with ctx._lock:
         if key not in ctx.memo:
-            ctx.memo[key] = probe(backend, ctx.probe_timeout)
+            # A container's first start can take long (gVisor, image layers): allow for it.
+            slow = backend.name == "container"
+            ctx.memo[key] = probe(
+                backend, max(ctx.probe_timeout, 30.0) if slow else ctx.probe_timeout
+            )
         return ctx.memo[key]  # type: ignore[no-any-return]
 
 

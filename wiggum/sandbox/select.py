@@ -28,6 +28,7 @@ from wiggum.sandbox.seatbelt import SANDBOX_EXEC, build_sandbox_exec_argv, rende
 PROBE_MARKER = "wiggum-sandbox-probe-ok"
 PROBE_COMMAND = ("/bin/sh", "-c", f"echo {PROBE_MARKER}")
 PROBE_TIMEOUT = 10.0
+CONTAINER_PROBE_TIMEOUT = 60.0  # a first container start may unpack or cache things
 
 
 @dataclass(frozen=True)
@@ -193,8 +194,10 @@ def _container_backend(
     )
 
 
-def probe(backend: Backend, timeout: float = PROBE_TIMEOUT) -> Failure | None:
+def probe(backend: Backend, timeout: float | None = None) -> Failure | None:
     """Start the real sandbox with the real flags and check that a marker comes back."""
+    if timeout is None:
+        timeout = CONTAINER_PROBE_TIMEOUT if backend.name == "container" else PROBE_TIMEOUT
     launch = backend.launch(PROBE_COMMAND)
     try:
         process = start(
