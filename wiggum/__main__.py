@@ -21,25 +21,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     import click
 
     from wiggum.cli import cli
-    from wiggum.errors import ExitStatus, WiggumError
 
     try:
         result = cli.main(args=args, prog_name="wiggum", standalone_mode=False)
     except click.ClickException as exc:  # bad flag, unknown command, bad parameter
         exc.show()
-        return int(ExitStatus.USAGE)
+        return _status("USAGE")
     except (KeyboardInterrupt, click.Abort):
         click.echo("\nwiggum: interrupted", err=True)
-        return int(ExitStatus.INTERRUPTED)
-    except WiggumError as exc:
+        return _status("INTERRUPTED")
+    except Exception as exc:
+        return _failure(exc)
+    return int(result) if isinstance(result, int) else 0
+
+
+def _status(name: str) -> int:
+    # wiggum.errors is imported only when something went wrong: `--help` stays fast.
+    from wiggum.errors import ExitStatus
+
+    return int(ExitStatus[name])
+
+
+def _failure(exc: Exception) -> int:
+    """Called inside the `except` block, so the traceback is still at hand."""
+    import click
+
+    from wiggum.errors import ExitStatus, WiggumError
+
+    if isinstance(exc, WiggumError):
         _report(exc)
         return int(exc.exit_status)
-    except Exception:  # a bug: keep the traceback out of the user's face, but keep it
-        log = _write_crash_log()
-        click.echo(f"wiggum: unexpected internal error; the traceback is in {log}", err=True)
-        click.echo("Please report it with that file attached.", err=True)
-        return int(ExitStatus.UNEXPECTED)
-    return int(result) if isinstance(result, int) else int(ExitStatus.OK)
+    log = _write_crash_log()  # a bug: keep the traceback out of the user's face, but keep it
+    click.echo(f"wiggum: unexpected internal error; the traceback is in {log}", err=True)
+    click.echo("Please report it with that file attached.", err=True)
+    return int(ExitStatus.UNEXPECTED)
 
 
 def _report(exc: WiggumError) -> None:

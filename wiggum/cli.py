@@ -7,7 +7,6 @@ Each command imports what it needs when it runs.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,13 +21,21 @@ if TYPE_CHECKING:
     from wiggum.config.loader import LoadedConfig
 
 
-@dataclass
 class AppContext:
-    """What every command may need from its surroundings; tests build their own."""
+    """What every command may need from its surroundings; tests build their own.
 
-    cwd: Path
-    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    overrides: list[Override] = field(default_factory=list)
+    A plain class, not a dataclass: importing dataclasses is a measurable part of `--help`.
+    """
+
+    def __init__(
+        self,
+        cwd: Path,
+        environ: Mapping[str, str] | None = None,
+        overrides: list[Override] | None = None,
+    ) -> None:
+        self.cwd = cwd
+        self.environ: Mapping[str, str] = dict(os.environ) if environ is None else environ
+        self.overrides: list[Override] = overrides or []
 
     def load(self, *, require_project: bool = False) -> LoadedConfig:
         from wiggum.config.loader import load_config
