@@ -144,6 +144,11 @@ ATTACKS = [
         exists("{project}/.git/hooks/pre-commit"),
     ),
     Attack(
+        "plant a hook in a submodule's git folder",
+        "mkdir -p .git/modules/lib/hooks && echo id > .git/modules/lib/hooks/post-checkout",
+        exists("{project}/.git/modules/lib/hooks/post-checkout"),
+    ),
+    Attack(
         "write into .wiggum", "echo '{{}}' > .wiggum/run.json", exists("{project}/.wiggum/run.json")
     ),
     Attack(

@@ -190,7 +190,7 @@ def _scratch_dir(project: Path, environ: Mapping[str, str]) -> Path:
 
 def _protected_candidates(project: Path, writable: Iterable[Path]) -> list[Path]:
     out = [project / name for name in (*PROJECT_CONFIG_FILES, ".wiggum", ".git")]
-    out += [project / ".git" / "hooks", project / ".git" / "config"]
+    out += [project / ".git" / name for name in ("hooks", "config", "modules")]
     for folder in writable:
         out += [folder / "hooks", folder / "config"]
         out += [folder / name for name in SHELL_STARTUP]

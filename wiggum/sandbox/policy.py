@@ -186,7 +186,8 @@ def _protected_paths(project: Path, writable: Iterable[Entry], host: HostFacts) 
     paths.append(project / ".wiggum")
     git = project / ".git"
     if host.kind(git) == "dir":
-        paths += [git / "hooks", git / "config"]
+        # modules/ holds submodules' own hooks and config, which git on the host would run.
+        paths += [git / "hooks", git / "config", git / "modules"]
     elif host.kind(git) == "missing":
         paths.append(git)  # else the agent could create a repository with its own hooks
     for git_dir in host.git_dirs:  # a worktree: the real repository lives elsewhere
