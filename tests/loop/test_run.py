@@ -435,3 +435,24 @@ def test_status_line_on_a_terminal(project: Project) -> None:
     assert "\x1b[1;23r" in text  # rows 1-23 scroll, row 24 is the status line
     assert "wiggum · iteration 1/4 · 0:00:0" in text and "sandbox bwrap · network off" in text
     assert "working" in text and text.rstrip().count("\x1b[r") == 1  # reset at the end
+
+
+@pytest.mark.parametrize("sandbox", [pytest.param("", marks=needs_bwrap), "enabled = false"])
+def test_prompt_swapped_for_a_symlink_to_a_secret_is_not_read(
+    project: Project, sandbox: str
+) -> None:
+    secret = project.home / ".ssh/id_ed25519"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("s3cr3t-prompt-swap\n")
+    # Iteration 1 swaps the prompt for a link to the secret; iteration 2 prints its stdin.
+    script = (
+        f"if [ -e swapped ]; then cat; else touch swapped; ln -sf {secret} .ralph/PROMPT.md; fi"
+    )
+    project.configure(script, sandbox=sandbox)
+    done = project.wiggum("run")
+    # Control: the link really leads to the secret, for anything that follows it on the host.
+    assert (project.root / ".ralph/PROMPT.md").read_text() == "s3cr3t-prompt-swap\n"
+    assert done.returncode == 1
+    assert "s3cr3t" not in done.stdout
+    assert project.record()["stopReason"] == "prompt-missing"
+    assert "wiggum will not follow it" in done.stderr

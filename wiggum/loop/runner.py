@@ -69,7 +69,7 @@ STOP_REASONS = {
     "max-consecutive-failures": "too many failed iterations in a row",
     "interrupted": "interrupted",
     "sandbox-failure": "the sandbox failed",
-    "prompt-missing": "the prompt file disappeared",
+    "prompt-missing": "the prompt file disappeared or was redirected",
 }
 
 
@@ -141,7 +141,15 @@ def run_loop(
         return _Run(loaded, prepared, template, prompt_path, record, folder, console).run()
 
 
-def read_prompt(path: Path) -> str:
+def read_prompt(path: Path, expected: Path | None = None) -> str:
+    """The prompt text. `expected` is where the file resolved to before the agent first ran:
+    if the agent has since replaced the file with a symlink (to ~/.ssh/id_ed25519, say),
+    wiggum, which reads it outside the sandbox, must not read the secret and hand it over."""
+    if expected is not None and Path(os.path.realpath(path)) != expected:
+        raise PromptMissing(
+            f"the prompt file {path} now points to {os.path.realpath(path)} (it was "
+            f"{expected} when the run started); wiggum will not follow it"
+        )
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -222,6 +230,9 @@ class _Run:
     state: LoopState = field(default_factory=LoopState)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
+    def __post_init__(self) -> None:
+        self.prompt_real = Path(os.path.realpath(self.prompt_path))  # before any agent ran
+
     def run(self) -> int:
         loop = self.loaded.config.loop
         status = (
@@ -269,7 +280,7 @@ class _Run:
         """Run one iteration; the stop reason if the loop must stop, else None."""
         loop, state, console = self.loaded.config.loop, self.state, self.console
         try:
-            prompt = read_prompt(self.prompt_path)
+            prompt = read_prompt(self.prompt_path, self.prompt_real)
         except PromptMissing as exc:
             console.say(f"error: {exc}")
             return "prompt-missing"
