@@ -456,3 +456,9 @@ def test_prompt_swapped_for_a_symlink_to_a_secret_is_not_read(
     assert "s3cr3t" not in done.stdout
     assert project.record()["stopReason"] == "prompt-missing"
     assert "wiggum will not follow it" in done.stderr
+
+
+def test_prompt_replaced_by_a_fifo_does_not_hang_wiggum(project: Project) -> None:
+    project.configure("rm .ralph/PROMPT.md && mkfifo .ralph/PROMPT.md", sandbox="enabled = false")
+    done = project.wiggum("run", timeout=30)
+    assert done.returncode == 1 and "not a regular file" in done.stderr

@@ -56,6 +56,7 @@ from wiggum.sandbox.explain import redact_argv
 from wiggum.sandbox.host import agent_argv, find_binary
 
 CHUNK = 1 << 20
+MAX_PROMPT_BYTES = 4 << 20
 PIPE_SIZE = 1 << 20  # fewer, larger reads for chatty agents (Linux F_SETPIPE_SZ)
 # What a sandbox prints when it could not start the agent at all (as opposed to the agent
 # failing): bwrap's own errors, and sandbox-exec's (which exits 65 or 71).
@@ -150,6 +151,10 @@ def read_prompt(path: Path, expected: Path | None = None) -> str:
             f"the prompt file {path} now points to {os.path.realpath(path)} (it was "
             f"{expected} when the run started); wiggum will not follow it"
         )
+    if path.exists() and not path.is_file():  # a FIFO would block wiggum for ever
+        raise PromptMissing(f"the prompt file {path} is not a regular file")
+    if path.is_file() and path.stat().st_size > MAX_PROMPT_BYTES:
+        raise PromptMissing(f"the prompt file {path} is over {MAX_PROMPT_BYTES:,} bytes")
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
