@@ -462,3 +462,48 @@ def test_prompt_replaced_by_a_fifo_does_not_hang_wiggum(project: Project) -> Non
     project.configure("rm .ralph/PROMPT.md && mkfifo .ralph/PROMPT.md", sandbox="enabled = false")
     done = project.wiggum("run", timeout=30)
     assert done.returncode == 1 and "not a regular file" in done.stderr
+
+
+FSMONITOR = "[core]\n\tfsmonitor = touch {marker}\n"
+TAMPERING = {
+    # Each points the host's git at a config the agent wrote, with an fsmonitor command.
+    "commondir": "mkdir -p evil && cp -r .git/objects .git/refs evil/ && "
+    "printf '{config}' > evil/config && echo ../evil > .git/commondir",
+}
+
+
+@pytest.mark.parametrize("how", TAMPERING)
+def test_git_tampering_stops_the_run_before_any_checkpoint(project: Project, how: str) -> None:
+    marker = project.base / "PWNED"
+    config = FSMONITOR.format(marker=marker).replace("\n", "\\n").replace("\t", "\\t")
+    project.configure(TAMPERING[how].format(config=config), commit=True)
+    done = project.wiggum("run")
+    assert done.returncode == 1 and project.record()["stopReason"] == "git-tampered", done.stderr
+    assert "Inspect before running git" in done.stderr
+    assert not marker.exists(), "wiggum's own git ran the planted command"
+    # Control: a plain git on the host would have run it.
+    subprocess.run(
+        ["git", "-c", "safe.directory=*", "status"],
+        cwd=project.root,
+        capture_output=True,
+        check=False,
+    )
+    assert marker.exists(), "the control arm failed, so the test proves nothing"
+
+
+@needs_bwrap
+def test_checkpoint_never_adds_hidden_paths(project: Project) -> None:
+    (project.root / ".env").write_text("TOKEN=hidden-dotenv\n")
+    (project.root / ".gitignore").write_text(".env\n")
+    project.configure(
+        f"printf '' > .gitignore; echo '{PROMISE}'", commit=True, sandbox='denyPaths = ["./.env"]'
+    )
+    done = project.wiggum("run")
+    assert done.returncode == 0, done.stderr
+    files = subprocess.run(
+        ["git", "-c", "safe.directory=*", "-C", str(project.root), "ls-files"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert ".env" not in files.split() and ".gitignore" in files.split()

@@ -29,6 +29,7 @@ from wiggum.config.loader import LoadedConfig
 from wiggum.config.schema import config_as_dict
 from wiggum.errors import ExitStatus, WiggumError
 from wiggum.loop.checkpoint import commit_checkpoint
+from wiggum.loop.gitguard import snapshot, tampered
 from wiggum.loop.lock import run_lock
 from wiggum.loop.records import (
     STATE_DIR,
@@ -71,6 +72,7 @@ STOP_REASONS = {
     "interrupted": "interrupted",
     "sandbox-failure": "the sandbox failed",
     "prompt-missing": "the prompt file disappeared or was redirected",
+    "git-tampered": "the agent changed how git finds the repository's config",
 }
 
 
@@ -236,7 +238,9 @@ class _Run:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        self.prompt_real = Path(os.path.realpath(self.prompt_path))  # before any agent ran
+        # Both taken before any agent ran.
+        self.prompt_real = Path(os.path.realpath(self.prompt_path))
+        self.git_before = snapshot(self.loaded.project_root)
 
     def run(self) -> int:
         loop = self.loaded.config.loop
@@ -319,10 +323,20 @@ class _Run:
                 + strip_control(pump.tail.decode(errors="replace")).strip()[-500:]
             )
             return "sandbox-failure"
+        changed = tampered(self.git_before, snapshot(self.loaded.project_root))
+        if changed:
+            console.say(
+                "error: the agent changed how git finds this repository's config; git "
+                "on the host could now run code it planted. The run stops here, with no "
+                "checkpoint. Inspect before running git in this project: " + "; ".join(changed)
+            )
+            save(self.record, self.folder)
+            return "git-tampered"
         if loop.commit:
             entry.checkpoint = commit_checkpoint(
                 self.loaded.project_root,
                 f"wiggum: checkpoint after iteration {state.iteration} of run {self.record.run_id}",
+                [e.path for e in self.prepared.policy.hidden],
             )
         save(self.record, self.folder)
         for line in entry.denials:
