@@ -72,6 +72,14 @@ HOSTILE: dict[str, tuple[dict[str, str | bytes], list[str]]] = {
         {"ralph.toml": '[sandbox]\nallowPaths = ["./ok", "~"]\n'},
         ["ralph.toml:2", "sandbox.allowPaths[1]", "whole home directory"],
     ),
+    "readable root": (
+        {"ralph.toml": '[sandbox]\nreadOnlyPaths = ["/"]\n'},
+        ["ralph.toml:2", "sandbox.readOnlyPaths[0]", "root of the filesystem"],
+    ),
+    "readable home": (
+        {"ralph.toml": '[sandbox]\nreadOnlyPaths = ["~"]\n'},
+        ["ralph.toml:2", "sandbox.readOnlyPaths[0]", "home directory"],
+    ),
     "writable dotdot": (
         {"ralph.toml": '[sandbox]\nallowPaths = ["../../.."]\n'},
         ["ralph.toml:2", "sandbox.allowPaths[0]", "resolves to"],

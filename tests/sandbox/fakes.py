@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -84,7 +85,7 @@ def _resolve(raw: str, project: Path, home: Path) -> Path:
     if raw == "~" or raw.startswith("~/"):
         return home / raw[2:]
     path = Path(raw)
-    return path if path.is_absolute() else project / path
+    return Path(os.path.normpath(path if path.is_absolute() else project / path))
 
 
 def policy(

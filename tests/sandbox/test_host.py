@@ -75,3 +75,14 @@ def test_collect_host_removes_stale_masks_and_resolves_paths(tmp_path: Path) -> 
     assert facts.kind(project / "ralph.toml") == "file"
     assert facts.kind(project / ".git") == "missing"
     assert facts.environ["PATH"] == "/usr/bin"
+
+
+def test_runtime_dirs_never_expose_home_or_shared_prefixes(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / "bin").mkdir(parents=True)
+    (home / ".local/bin").mkdir(parents=True)
+    for folder in ("bin", ".local/bin"):
+        agent = home / folder / "agent"
+        agent.write_bytes(b"\x7fELF")
+        dirs = runtime_dirs(agent, home)
+        assert dirs == (agent.parent,)  # not home, not ~/.local (keyrings live under it)

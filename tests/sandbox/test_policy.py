@@ -36,7 +36,8 @@ def test_protected_paths_existing_and_missing() -> None:
     assert protected[PROJECT / ".git/hooks"] == "dir"
     assert protected[PROJECT / ".git/config"] == "file"
     assert p.pinned == (PROJECT / ".git",)  # so .git cannot be renamed aside
-    assert set(p.masked_missing()) == {PROJECT / "ralph.config.cjs"}
+    assert protected[PROJECT / ".git/modules"] == "missing"  # submodules' hooks live there
+    assert set(p.masked_missing()) == {PROJECT / "ralph.config.cjs", PROJECT / ".git/modules"}
 
 
 def test_project_without_git_gets_git_masked() -> None:
@@ -136,3 +137,23 @@ def test_macos_scratch_dir_is_writable_and_tmpdir() -> None:
     p = policy(system="darwin", scratch=scratch, kinds={scratch: "dir"})
     assert scratch in paths(p.writable)
     assert dict(p.env)["TMPDIR"] == str(scratch)
+
+
+def test_a_writable_folder_holding_a_repository_gets_its_git_protected() -> None:
+    mono = PROJECT.parent  # a monorepo root, allowed so the agent can use git
+    p = policy(
+        config(**{"sandbox.allowPaths": ("..",)}),
+        kinds={
+            mono: "dir",
+            mono / ".git": "dir",
+            mono / ".git/hooks": "dir",
+            mono / ".git/config": "file",
+        },
+    )
+    protected = set(paths(p.protected))
+    assert {mono / ".git/hooks", mono / ".git/config", mono / ".git/modules"} <= protected
+
+
+def test_a_worktree_pointer_file_is_protected() -> None:
+    p = policy(kinds={PROJECT / ".git": "file"})
+    assert Entry(PROJECT / ".git", "file") in p.protected

@@ -25,7 +25,7 @@ from wiggum.config.layers import (
     env_layer,
     flag_layer,
 )
-from wiggum.config.paths import resolve_user_path, writable_path_danger
+from wiggum.config.paths import readable_path_danger, resolve_user_path, writable_path_danger
 from wiggum.config.schema import SETTINGS, Config, build_config
 from wiggum.config.toml_source import parse_toml
 from wiggum.errors import ConfigError, Problem
@@ -170,4 +170,10 @@ def check_config(
         if danger:
             shown = raw if str(resolved) == raw else f"{raw} (resolves to {resolved})"
             problem("sandbox.allowPaths", f"refusing to make {shown} writable: {danger}", index)
+    for index, raw in enumerate(config.sandbox.read_only_paths):
+        resolved = resolve_user_path(raw, project_root, home)
+        danger = readable_path_danger(resolved, home)
+        if danger:
+            shown = raw if str(resolved) == raw else f"{raw} (resolves to {resolved})"
+            problem("sandbox.readOnlyPaths", f"refusing to expose {shown}: {danger}", index)
     return problems

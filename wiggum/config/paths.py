@@ -46,3 +46,17 @@ def writable_path_danger(path: Path, project_root: Path, home: Path) -> str | No
     if project_root.parent != path and project_root.parent.is_relative_to(path):
         return "it is a folder above the project's parent, which exposes every sibling project"
     return None
+
+
+def readable_path_danger(path: Path, home: Path) -> str | None:
+    """Why making `path` readable would undo the sandbox, or None if it is acceptable: `/`
+    would show the host's /proc, /tmp and every other folder over the sandbox's own; the home
+    directory (or a folder above it) would show every secret in it."""
+    if path == Path(path.anchor):
+        return "it is the root of the filesystem (the host's /proc and /tmp would show through)"
+    if home.is_relative_to(path):
+        return "it is (or contains) your home directory"
+    for special in (Path("/proc"), Path("/dev")):
+        if path.is_relative_to(special):
+            return f"the sandbox has its own {special}"
+    return None

@@ -19,6 +19,7 @@ from wiggum.agents.presets import AgentPreset
 from wiggum.config.paths import resolve_user_path
 from wiggum.config.schema import Config
 from wiggum.sandbox.policy import (
+    GIT_CODE_PATHS,
     PROJECT_CONFIG_FILES,
     SHELL_STARTUP,
     SYSTEM_DIRS_DARWIN,
@@ -68,13 +69,26 @@ def runtime_dirs(binary: Path | None, home: Path) -> tuple[Path, ...]:
         return ()
     real = Path(os.path.realpath(binary))
     dirs = [binary.parent]
-    root = real.parent.parent if real.parent.name == "bin" else real.parent
-    dirs.append(root)
+    dirs.append(real.parent.parent if real.parent.name == "bin" else real.parent)
     if real.suffix in ("", ".js", ".mjs", ".cjs") and _is_script(real):
         interpreter = _shebang_interpreter(real)
         if interpreter is not None and interpreter.parent.name == "bin":
             dirs.append(interpreter.parent.parent)  # e.g. the node of an nvm install
-    return tuple(dict.fromkeys(Path(os.path.realpath(d)) for d in dirs))
+    kept = [d for d in (Path(os.path.realpath(d)) for d in dirs) if not _too_wide(d, home)]
+    return tuple(dict.fromkeys(kept))
+
+
+def _too_wide(folder: Path, home: Path) -> bool:
+    """Whether exposing `folder` would expose much more than a runtime: the home directory or
+    anything above it, or a shared prefix such as ~/.local (whose share/ holds keyrings). The
+    folder the binary was found in (~/.local/bin, ~/bin) is still exposed."""
+    home = Path(os.path.realpath(home))
+    return folder in {home, *(home / name for name in SHARED_PREFIXES)} or (
+        home.is_relative_to(folder)
+    )
+
+
+SHARED_PREFIXES = (".local", ".config", ".cache", ".var")
 
 
 def _is_script(path: Path) -> bool:
@@ -190,9 +204,10 @@ def _scratch_dir(project: Path, environ: Mapping[str, str]) -> Path:
 
 def _protected_candidates(project: Path, writable: Iterable[Path]) -> list[Path]:
     out = [project / name for name in (*PROJECT_CONFIG_FILES, ".wiggum", ".git")]
-    out += [project / ".git" / name for name in ("hooks", "config", "modules")]
+    out += [project / ".git" / name for name in GIT_CODE_PATHS]
     for folder in writable:
-        out += [folder / "hooks", folder / "config"]
+        out += [folder / name for name in GIT_CODE_PATHS]
+        out += [folder / ".git", *(folder / ".git" / name for name in GIT_CODE_PATHS)]
         out += [folder / name for name in SHELL_STARTUP]
     return out
 

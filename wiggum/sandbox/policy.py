@@ -35,6 +35,9 @@ SHELL_STARTUP = (
     ".zshrc", ".zshenv", ".zprofile", ".zlogin",
 )  # fmt: skip
 PROJECT_CONFIG_FILES = ("ralph.toml", "ralph.config.cjs")
+# What in a git folder makes git on the host run code: hooks, the config (fsmonitor, filters,
+# aliases...) and modules/, where submodules keep their own hooks and config.
+GIT_CODE_PATHS = ("hooks", "config", "modules")
 # Variables that programs need to behave normally; nothing secret.
 BASE_ENV = (
     "PATH", "USER", "LOGNAME", "SHELL", "TERM", "COLORTERM", "LANG", "LANGUAGE", "LC_ALL",
@@ -186,15 +189,22 @@ def _protected_paths(project: Path, writable: Iterable[Entry], host: HostFacts) 
     paths.append(project / ".wiggum")
     git = project / ".git"
     if host.kind(git) == "dir":
-        # modules/ holds submodules' own hooks and config, which git on the host would run.
-        paths += [git / "hooks", git / "config", git / "modules"]
+        paths += [git / name for name in GIT_CODE_PATHS]
     elif host.kind(git) == "missing":
         paths.append(git)  # else the agent could create a repository with its own hooks
+    elif host.kind(git) == "file":
+        paths.append(git)  # a worktree's pointer: rewritten, it would lead git elsewhere
     for git_dir in host.git_dirs:  # a worktree: the real repository lives elsewhere
-        paths += [git_dir / "hooks", git_dir / "config"]
+        paths += [git_dir / name for name in GIT_CODE_PATHS]
     for entry in writable:
-        if entry.kind == "dir":  # existing ones only: see SHELL_STARTUP
-            paths += [p for name in SHELL_STARTUP if host.kind(p := entry.path / name) != "missing"]
+        if entry.kind != "dir":
+            continue
+        # A writable folder that holds a repository (a monorepo root in allowPaths): its
+        # hooks and config run on the host as much as the project's own.
+        if entry.path != project and host.kind(entry.path / ".git") == "dir":
+            paths += [entry.path / ".git" / name for name in GIT_CODE_PATHS]
+        # Existing start-up files only: see SHELL_STARTUP.
+        paths += [p for name in SHELL_STARTUP if host.kind(p := entry.path / name) != "missing"]
     return paths
 
 
