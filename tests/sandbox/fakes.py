@@ -50,6 +50,7 @@ def host(
         *cfg.sandbox.deny_paths,
         *agent.auth_paths,
         *agent.read_only,
+        *agent.config_files,
     }
     resolved = {p: _resolve(p, project, home) for p in raw}
     known: dict[Path, PathKind] = {

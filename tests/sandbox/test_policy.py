@@ -157,3 +157,10 @@ def test_a_writable_folder_holding_a_repository_gets_its_git_protected() -> None
 def test_a_worktree_pointer_file_is_protected() -> None:
     p = policy(kinds={PROJECT / ".git": "file"})
     assert Entry(PROJECT / ".git", "file") in p.protected
+
+
+def test_existing_agent_settings_are_read_only_inside_the_writable_login_folder() -> None:
+    p = policy(kinds={HOME / ".claude": "dir", HOME / ".claude/settings.json": "file"})
+    assert HOME / ".claude" in paths(p.writable)
+    assert Entry(HOME / ".claude/settings.json", "file") in p.protected
+    assert HOME / ".claude/settings.local.json" not in paths(p.protected)  # missing: left

@@ -117,11 +117,15 @@ def test_hidden_and_protected_denials_come_after_allowances() -> None:
         },
     )
     assert [e.path for e in p.hidden] == [MAC_HOME / ".config/gcloud"]
-    forms = parse(render_profile(p))
-    heads = [f[0].text for f in forms if isinstance(f, list) and not isinstance(f[0], list)]
-    last_allow = max(i for i, h in enumerate(heads) if h == "allow")
-    first_deny = min(i for i, h in enumerate(heads) if h == "deny" and i > 1)
-    assert last_allow < first_deny  # the last matching rule wins in Seatbelt
+    forms = [f for f in parse(render_profile(p)) if isinstance(f, list)]
+
+    def text(form: object) -> str:
+        return repr(form)
+
+    last_allow = max(i for i, f in enumerate(forms) if text(f[0]).find("'allow'") >= 0)
+    hidden = next(i for i, f in enumerate(forms) if ".config/gcloud" in text(f))
+    protected = next(i for i, f in enumerate(forms) if "ralph.toml" in text(f))
+    assert last_allow < protected < hidden  # in Seatbelt the last matching rule wins
 
 
 def test_network_rules_follow_policy() -> None:
@@ -195,3 +199,22 @@ def test_home_is_not_readable_wholesale() -> None:
     assert f'(subpath "{MAC_HOME}")' not in profile
     assert f'(literal "{MAC_HOME}")' in profile  # only its metadata, to walk down to the project
     assert HOME != MAC_HOME
+
+
+def test_read_only_inside_writable_stays_read_only() -> None:
+    profile = render_profile(
+        mac_policy(
+            extra={MAC_PROJECT / "vendor": "dir"}, values={"sandbox.readOnlyPaths": ("./vendor",)}
+        )
+    )
+    deny = profile.split(";; read-only paths inside a writable one", 1)[1].split("\n\n")[0]
+    assert f'(subpath "{MAC_PROJECT}/vendor")' in deny and "(deny file-write*" in deny
+
+
+def test_host_unix_sockets_stay_closed_with_network_on() -> None:
+    profile = render_profile(mac_policy())
+    network = profile.split(";; network: on", 1)[1]
+    assert "(deny network-outbound (remote unix-socket))" in network
+    allowed = network.split("(deny network-outbound (remote unix-socket))", 1)[1]
+    assert f'(remote unix-socket (subpath "{MAC_PROJECT}"))' in allowed
+    assert str(MAC_HOME / ".ssh") not in allowed

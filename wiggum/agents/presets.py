@@ -24,6 +24,9 @@ class AgentPreset:
     env: tuple[str, ...] = ()  # variables the agent reads, passed in when set
     summary: str = ""
     read_only: tuple[str, ...] = ()  # absolute paths the agent needs to read
+    # Settings inside the login folders that can make the agent run commands (hooks, notify,
+    # MCP servers) the next time you start it outside wiggum: kept read-only when they exist.
+    config_files: tuple[str, ...] = ()
     install_hint: str = ""
 
     @property
@@ -52,6 +55,7 @@ PRESETS: dict[str, AgentPreset] = {
             summary="Claude Code, headless (claude -p)",
             install_hint="npm install -g @anthropic-ai/claude-code, then run `claude` once to "
             "log in",
+            config_files=("~/.claude/settings.json", "~/.claude/settings.local.json"),
         ),
         AgentPreset(
             "codex",
@@ -62,6 +66,7 @@ PRESETS: dict[str, AgentPreset] = {
             env=("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME"),
             summary="OpenAI Codex CLI (codex exec)",
             install_hint="npm install -g @openai/codex, then `codex login`",
+            config_files=("~/.codex/config.toml",),
         ),
         AgentPreset(
             "opencode",
@@ -71,6 +76,7 @@ PRESETS: dict[str, AgentPreset] = {
             env=("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "OPENCODE_CONFIG"),
             summary="opencode (opencode run)",
             install_hint="npm install -g opencode-ai, then `opencode auth login`",
+            config_files=("~/.config/opencode/opencode.json", "~/.config/opencode/config.json"),
         ),
         AgentPreset(
             "gemini",
@@ -80,6 +86,7 @@ PRESETS: dict[str, AgentPreset] = {
             env=("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT"),
             summary="Gemini CLI (gemini --prompt)",
             install_hint="npm install -g @google/gemini-cli, then run `gemini` once to log in",
+            config_files=("~/.gemini/settings.json",),
         ),
         AgentPreset(
             "demo",

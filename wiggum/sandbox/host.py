@@ -147,6 +147,7 @@ def collect_host(
     home = Path(os.path.realpath(home or Path(environ.get("HOME") or Path.home())))
     raw = {*config.sandbox.allow_paths, *config.sandbox.read_only_paths}
     raw |= {*config.sandbox.deny_paths, *preset.auth_paths, *preset.read_only}
+    raw |= set(preset.config_files)
     resolved = {p: resolve_user_path(p, project, home) for p in raw}
     binary = find_binary(
         agent_argv(config, preset)[0] if agent_argv(config, preset) else "", environ

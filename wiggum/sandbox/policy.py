@@ -143,7 +143,11 @@ def build_policy(
     read_only = tuple(e for e in read_only if e.kind != "missing")
     _check_deny_paths(sandbox.deny_paths, host, project)
     roots = [e.path for e in writable]
-    protected = _mask_targets(_protected_paths(project, writable, host), roots, host)
+    agent_config = [host.resolved[p] for p in preset.config_files]
+    agent_config = [p for p in agent_config if host.kind(p) != "missing"]  # see config_files
+    protected = _mask_targets(
+        [*_protected_paths(project, writable, host), *agent_config], roots, host
+    )
     exposed = _exposed(sandbox.deny_paths, host, visible=[*system, *read_only, *writable])
     hidden = _mask_targets(exposed, roots, host)
     return Policy(

@@ -169,6 +169,10 @@ def render_profile(policy: Policy) -> str:
                 _path_filters(policy.writable),
             ),
         ],
+        [
+            ";; read-only paths inside a writable one stay read-only",
+            *_rule("deny", "file-write*", _path_filters(policy.read_only)),
+        ],
         _network(policy),
         [
             ";; protected: read-only although inside a writable path, so the agent cannot",
@@ -190,11 +194,21 @@ def render_profile(policy: Policy) -> str:
 def _network(policy: Policy) -> list[str]:
     if not policy.network:
         return [";; network: off (nothing allows it)"]
+    sockets = [
+        f"(remote unix-socket (subpath {quote(canonical(e.path))}))"
+        for e in policy.writable
+        if e.kind == "dir"
+    ]
+    sockets.append('(remote unix-socket (path-literal "/private/var/run/mDNSResponder"))')
     return [
         ";; network: on",
         "(allow network*)",
         "(allow system-socket)",
         *_rule("allow", "mach-lookup", [f"(global-name {quote(s)})" for s in MACH_NETWORK]),
+        ";; but not the unix sockets of the host (ssh-agent, Docker): connecting to one is a",
+        ";; network operation in Seatbelt, not a file one; only those in writable paths, and DNS",
+        "(deny network-outbound (remote unix-socket))",
+        *_rule("allow", "network-outbound", sockets),
     ]
 
 
