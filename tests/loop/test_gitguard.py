@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import git_commit, make_worktree
 from wiggum.loop.gitguard import snapshot, tampered
 
 
@@ -18,28 +19,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def worktree(tmp_path: Path) -> Path:
-    main = repo(tmp_path / "main")
-    subprocess.run(
-        [
-            "git",
-            "-C",
-            str(main),
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-q",
-            "--allow-empty",
-            "-m",
-            "x",
-        ],
-        check=True,
-    )
-    subprocess.run(
-        ["git", "-C", str(main), "worktree", "add", "-q", str(tmp_path / "wt")], check=True
-    )
-    return tmp_path / "wt"
+    return make_worktree(tmp_path)[1]
 
 
 def bare(project: Path) -> None:
@@ -89,21 +69,5 @@ def test_ordinary_work_is_not_tampering(tmp_path: Path) -> None:
     before = snapshot(project)
     (project / "config").mkdir()  # a Rails-style config/ folder is not a bare repository
     (project / "HEAD.md").write_text("x")
-    subprocess.run(
-        [
-            "git",
-            "-C",
-            str(project),
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-q",
-            "--allow-empty",
-            "-m",
-            "work",
-        ],
-        check=True,
-    )
+    git_commit(project, "work")
     assert tampered(before, snapshot(project)) == []

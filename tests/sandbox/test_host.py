@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
+from tests.helpers import make_worktree
 from wiggum.agents.presets import PRESETS
 from wiggum.config.schema import Config
 from wiggum.sandbox.host import collect_host, git_dirs, runtime_dirs
@@ -37,27 +37,7 @@ def test_runtime_dirs_of_a_node_script_include_its_node(tmp_path: Path) -> None:
 
 
 def test_git_dirs_of_a_real_worktree(tmp_path: Path) -> None:
-    main = tmp_path / "main"
-    subprocess.run(["git", "init", "-q", str(main)], check=True)
-    subprocess.run(
-        [
-            "git",
-            "-C",
-            str(main),
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-q",
-            "--allow-empty",
-            "-m",
-            "init",
-        ],
-        check=True,
-    )
-    tree = tmp_path / "tree"
-    subprocess.run(["git", "-C", str(main), "worktree", "add", "-q", str(tree)], check=True)
+    main, tree = make_worktree(tmp_path)
     assert git_dirs(tree) == (main / ".git/worktrees/tree", main / ".git")
     assert git_dirs(main) == ()
 
