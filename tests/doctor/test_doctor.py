@@ -232,3 +232,11 @@ def test_every_check_is_documented(check_id: str) -> None:
 @pytest.mark.parametrize("group", GROUPS)
 def test_every_group_is_documented(group: str) -> None:
     assert f"`--check {group}`" in DOC
+
+
+def test_promise_alone_on_a_prompt_line_is_a_warning(project: Path) -> None:
+    (project / ".ralph/PROMPT.md").write_text("Do it.\n\n<promise>COMPLETE</promise>\n")
+    result = by_id(doctor(project))["paths.prompt"]
+    assert result.status is Status.WARN and "stands alone" in result.summary
+    (project / ".ralph/PROMPT.md").write_text("When done, print <promise>COMPLETE</promise>.\n")
+    assert by_id(doctor(project))["paths.prompt"].status is Status.OK
