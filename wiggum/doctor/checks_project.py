@@ -188,6 +188,17 @@ def check_prompt(ctx: DoctorContext) -> Result:
             f"the prompt file {path} does not exist",
             fix="Write it (or run `wiggum init`), or set loop.prompt.",
         )
+    promise = ctx.loaded.config.loop.completion_promise
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if promise in {line.strip() for line in text.splitlines()}:
+        return Result(
+            "paths.prompt",
+            Status.WARN,
+            "the completion promise stands alone on a line of the prompt",
+            f"{path}: when the agent prints that line, it looks like an echo of the prompt "
+            "and does not end the run",
+            "Mention the promise inside a sentence instead (see docs/run.md).",
+        )
     return Result("paths.prompt", Status.OK, str(path))
 
 
