@@ -218,3 +218,13 @@ def test_host_unix_sockets_stay_closed_with_network_on() -> None:
     allowed = network.split("(deny network-outbound (remote unix-socket))", 1)[1]
     assert f'(remote unix-socket (subpath "{MAC_PROJECT}"))' in allowed
     assert str(MAC_HOME / ".ssh") not in allowed
+
+
+def test_sandbox_exec_launch_gets_only_the_allow_listed_environment() -> None:
+    from wiggum.sandbox.select import seatbelt_backend
+
+    p = mac_policy()
+    launch = seatbelt_backend(p).launch(["claude", "-p"])
+    assert launch.env == dict(p.env)
+    assert "AWS_SECRET_ACCESS_KEY" not in launch.env and "ANTHROPIC_API_KEY" in launch.env
+    assert launch.argv[:2] == (SANDBOX_EXEC, "-p")

@@ -39,8 +39,7 @@ def describe_policy(policy: Policy) -> dict[str, Any]:
         "readOnly": [str(e.path) for e in policy.system] + paths(policy.read_only),
         "protected": paths(policy.protected),
         "hidden": paths(policy.hidden),
-        "home": f"{policy.home} is an empty folder except for the writable and read-only "
-        "paths inside it",
+        "home": f"{policy.home} is not visible, except the writable and read-only paths inside it",
         "environment": [name for name, _ in policy.env],
         "skipped": [f"{p}  (does not exist: not mounted)" for p in policy.skipped],
         "limits": {

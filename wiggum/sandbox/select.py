@@ -72,13 +72,14 @@ class Backend:
     profile: str = ""  # the Seatbelt profile text, for `explain`
     limits_in_argv: bool = False  # `wrap` already applies the limits (prlimit, engine flags)
     cleanup: Callable[[Sequence[str]], tuple[str, ...]] | None = None  # argv -> clean-up argv
+    env: Mapping[str, str] | None = None  # the agent's environment, when `wrap` cannot set it
 
     def launch(self, command: Sequence[str]) -> Launch:
         cwd = self.policy.cwd if self.policy else Path.cwd()
         limits = self.policy.limits if self.policy and not self.limits_in_argv else Limits()
         argv = self.wrap(command)
         after = self.cleanup(argv) if self.cleanup else ()
-        return Launch(argv, cwd, limits, None, self.mount_points, self.name, after)
+        return Launch(argv, cwd, limits, self.env, self.mount_points, self.name, after)
 
 
 @dataclass(frozen=True)
@@ -122,14 +123,7 @@ def make_backend(
                 f"is not available ({SANDBOX_EXEC} not found; it exists only on macOS)",
                 'Use sandbox.mode = "auto" (bwrap on Linux).',
             )
-        profile = render_profile(policy)
-        return Backend(
-            "sandbox-exec",
-            lambda cmd: tuple(build_sandbox_exec_argv(profile, cmd)),
-            policy,
-            "Seatbelt",
-            profile=profile,
-        )
+        return seatbelt_backend(policy)
     if mode == "container":
         return _container_backend(policy, container or ContainerConfig(), environ)
     return Failure(
@@ -157,6 +151,20 @@ def _bwrap_backend(policy: Policy, info: BwrapInfo, prlimit: str | None) -> Back
         f"bubblewrap {info.version_text}",
         mount_points=policy.masked_missing(),
         limits_in_argv=prlimit is not None,
+    )
+
+
+def seatbelt_backend(policy: Policy) -> Backend:
+    # Seatbelt, unlike bwrap (--clearenv) and containers (--env), does not touch the
+    # environment: the allow-list is applied by starting sandbox-exec with it.
+    profile = render_profile(policy)
+    return Backend(
+        "sandbox-exec",
+        lambda cmd: tuple(build_sandbox_exec_argv(profile, cmd)),
+        policy,
+        "Seatbelt",
+        profile=profile,
+        env=dict(policy.env),
     )
 
 
