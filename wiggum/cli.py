@@ -229,7 +229,8 @@ def run(
 
     The loop stops when the agent prints the completion promise, after loop.maxIterations,
     after loop.maxConsecutiveFailures failed iterations in a row, or on Ctrl-C (the agent is
-    stopped and the run record kept). Exit 0 when the agent completed, 1 otherwise.
+    stopped and the run record kept). Exit 0 when the agent completed, 130 when interrupted,
+    1 otherwise.
     """
     from wiggum.config.layers import Override
     from wiggum.errors import UsageError
@@ -245,8 +246,7 @@ def run(
             flags.append(Override("sandbox.mode", sandbox_mode, f"--sandbox={sandbox_mode}"))
     if no_sandbox:
         flags.append(Override("sandbox.enabled", False, "--no-sandbox"))
-    if no_network:
-        flags.append(Override("sandbox.network", False, "--no-network"))
+    _sandbox_overrides(app, None, no_network)
     if max_iterations is not None:
         flags.append(Override("loop.maxIterations", max_iterations, "--max-iterations"))
     if iteration_timeout is not None:

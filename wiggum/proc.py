@@ -13,7 +13,6 @@ import resource
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -146,20 +145,6 @@ def stop(process: subprocess.Popen[bytes], grace: float = GRACE_SECONDS) -> int:
 def _signal_group(pgid: int, signum: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signum)
-
-
-def wait_group_gone(pgid: int, timeout: float = 2.0) -> bool:
-    """True once no process of the group is left (checked with signal 0)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return True
-        except PermissionError:
-            return False
-        time.sleep(0.01)
-    return False
 
 
 def remove_mount_points(paths: Iterable[Path]) -> None:

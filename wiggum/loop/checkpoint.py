@@ -50,15 +50,6 @@ def commit_checkpoint(project: Path, message: str, hidden: Sequence[Path] = ()) 
     if _git(project, "diff", "--cached", "--quiet").returncode == 0:
         return None
     identity = [] if _git(project, "config", "user.email").stdout.strip() else IDENTITY
-    done = subprocess.run(
-        ["git", *SAFE, *identity, "commit", "--no-verify", "-q", "-m", message],
-        cwd=project,
-        env=_env(project),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    if done.returncode != 0:
+    if _git(project, *identity, "commit", "--no-verify", "-q", "-m", message).returncode != 0:
         return None
     return _git(project, "rev-parse", "HEAD").stdout.strip() or None

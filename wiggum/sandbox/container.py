@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,12 +67,6 @@ def cleanup_argv(engine: Engine, name: str) -> list[str]:
         [str(engine.path), "rm", "--force", "--ignore", name]
         if engine.name == "podman"
         else [str(engine.path), "rm", "--force", name]
-    )
-
-
-def remove_container(argv: Sequence[str]) -> None:
-    subprocess.run(
-        list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30, check=False
     )
 
 

@@ -100,7 +100,6 @@ class Policy:
     # must not be renamed, else the agent could move the protected path aside and create a
     # fresh one in its place.
     pinned: tuple[Path, ...] = ()
-    scratch: Path | None = None  # a private temporary folder where /tmp cannot be private
     skipped: tuple[Path, ...] = ()  # allowPaths / readOnlyPaths that do not exist
 
     def masked_missing(self) -> tuple[Path, ...]:
@@ -163,7 +162,6 @@ def build_policy(
         hidden=hidden,
         env=_environment(config, preset, host),
         pinned=_pinned([e.path for e in protected], roots),
-        scratch=host.scratch,
         skipped=skipped,
         limits=Limits(
             sandbox.limits.memory,
